@@ -1,0 +1,147 @@
+/**
+ * Input rules: how each kind of parameter is validated and normalised before a lookup.
+ *
+ * A rule turns a raw wire value into the normalised value used as (part of) the lookup key, or
+ * reports why the value is unacceptable. Rules know nothing of protocols; the catalogue attaches
+ * one to every parameter.
+ */
+
+export type RuleOutcome = { ok: true; value: string } | { ok: false; reason: string };
+
+export interface InputRule {
+  /** Stable name, shown in docs and in the catalogue listing. */
+  readonly name: string;
+  /** Human description for docs and help pages. */
+  readonly description: string;
+  normalise(raw: string): RuleOutcome;
+}
+
+const ok = (value: string): RuleOutcome => ({ ok: true, value });
+const fail = (reason: string): RuleOutcome => ({ ok: false, reason });
+
+/** Longest value we accept for any text parameter; keeps keys and ledger rows bounded. */
+export const MAX_PARAMETER_LENGTH = 100;
+
+/**
+ * Registration numbers compare case-insensitively, ignoring spaces and hyphens (issue 2,
+ * "Lookup keys are normalised"). Letters of any script are allowed because several countries
+ * issue non-Latin plates; punctuation other than spaces and hyphens is not.
+ */
+export const registrationRule: InputRule = {
+  name: 'registration',
+  description: 'Registration number: letters and digits; case, spaces and hyphens are ignored',
+  normalise(raw) {
+    // NFKC folds full-width and compatibility forms (ＡＢ１２ -> AB12) so one plate has one key.
+    const value = raw.normalize('NFKC').trim().replace(/[\s-]+/gu, '').toUpperCase();
+    if (value.length === 0) return fail('must not be empty');
+    if (value.length > 20) return fail('is longer than 20 characters');
+    if (!/^[\p{L}\p{N}]+$/u.test(value)) return fail('may contain only letters, digits, spaces and hyphens');
+    return ok(value);
+  },
+};
+
+/** A closed list of codes; `aliases` map other spellings to their code so both find one record. */
+function codeListRule(name: string, what: string, codes: readonly string[], aliases: Readonly<Record<string, string>> = {}): InputRule {
+  const allowed = new Set(codes);
+  const shown = [...codes, ...Object.keys(aliases)].join(', ');
+  return {
+    name,
+    description: `${what}: one of ${shown} (any letter case)`,
+    normalise(raw) {
+      const given = raw.trim().toUpperCase();
+      if (given.length === 0) return fail('must not be empty');
+      const value = aliases[given] ?? given;
+      if (!allowed.has(value)) return fail(`must be one of ${shown}`);
+      return ok(value);
+    },
+  };
+}
+
+export const AUSTRALIAN_STATES = ['NSW', 'VIC', 'QLD', 'SA', 'WA', 'TAS', 'ACT', 'NT'] as const;
+
+/** The 50 states, the District of Columbia and the inhabited territories that issue plates. */
+export const US_STATES = [
+  'AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS',
+  'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY',
+  'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV',
+  'WI', 'WY', 'DC', 'PR', 'GU', 'VI', 'AS', 'MP',
+] as const;
+
+export const CANADIAN_PROVINCES = ['AB', 'BC', 'MB', 'NB', 'NL', 'NS', 'NT', 'NU', 'ON', 'PE', 'QC', 'SK', 'YT'] as const;
+
+/** Pakistan's provinces and federal territories, as codes or names clients commonly send. */
+export const PAKISTAN_PROVINCES = ['PUNJAB', 'SINDH', 'KPK', 'BALOCHISTAN', 'ICT', 'GB', 'AJK'] as const;
+
+export const australianStateRule = codeListRule('australian-state', 'Australian state or territory', AUSTRALIAN_STATES);
+export const usStateRule = codeListRule('us-state', 'US state code', US_STATES);
+export const canadianProvinceRule = codeListRule('canadian-province', 'Canadian province or territory code', CANADIAN_PROVINCES);
+export const pakistanProvinceRule = codeListRule('pakistan-province', 'Pakistani province', PAKISTAN_PROVINCES, {
+  KP: 'KPK',
+  'KHYBER PAKHTUNKHWA': 'KPK',
+  ISLAMABAD: 'ICT',
+  'GILGIT-BALTISTAN': 'GB',
+});
+
+/** VIN: 17 characters of [A-HJ-NPR-Z0-9] (ISO 3779; I, O and Q are never used). */
+export const vinRule: InputRule = {
+  name: 'vin',
+  description: 'Vehicle identification number: 17 characters of A-H, J-N, P, R-Z and 0-9',
+  normalise(raw) {
+    const value = raw.trim().replace(/[\s-]+/gu, '').toUpperCase();
+    if (value.length !== 17) return fail(`must be 17 characters (got ${value.length})`);
+    if (!/^[A-HJ-NPR-Z0-9]{17}$/.test(value)) return fail('may contain only A-H, J-N, P, R-Z and 0-9 (no I, O or Q)');
+    return ok(value);
+  },
+};
+
+/**
+ * German type key (KBA number): HSN (4 digits) and TSN (3 letters or digits), written "0005/ALQ".
+ * Accepts the form without the slash and normalises to the slashed form.
+ */
+export const kbaNumberRule: InputRule = {
+  name: 'kba-number',
+  description: 'German KBA type key HSN/TSN, e.g. 0005/ALQ',
+  normalise(raw) {
+    const compact = raw.trim().replace(/[\s/-]+/gu, '').toUpperCase();
+    if (compact.length === 0) return fail('must not be empty');
+    const match = /^(\d{4})([A-Z0-9]{3})$/.exec(compact);
+    if (!match) return fail('must be a 4-digit HSN and a 3-character TSN, e.g. 0005/ALQ');
+    return ok(`${match[1] ?? ''}/${match[2] ?? ''}`);
+  },
+};
+
+/** A 32-bit signed integer, as .NET's System.Int32 parses it (CheckAustria's NatCode). */
+export const int32Rule: InputRule = {
+  name: 'int32',
+  description: 'Whole number (32-bit)',
+  normalise(raw) {
+    const value = raw.trim();
+    if (!/^[+-]?\d{1,10}$/.test(value)) return fail('must be a whole number');
+    const n = Number(value);
+    if (n < -2147483648 || n > 2147483647) return fail('is outside the 32-bit integer range');
+    return ok(String(n));
+  },
+};
+
+/** Free text compared case-insensitively (district names, model names). */
+export const textRule: InputRule = {
+  name: 'text',
+  description: 'Text; compared without regard to letter case or surrounding spaces',
+  normalise(raw) {
+    const value = raw.trim().replace(/\s+/gu, ' ').toUpperCase();
+    if (value.length === 0) return fail('must not be empty');
+    if (value.length > MAX_PARAMETER_LENGTH) return fail(`is longer than ${MAX_PARAMETER_LENGTH} characters`);
+    return ok(value);
+  },
+};
+
+/** Like textRule but an empty value is acceptable (an optional filter). */
+export const optionalTextRule: InputRule = {
+  name: 'optional-text',
+  description: 'Optional text; compared without regard to letter case or surrounding spaces',
+  normalise(raw) {
+    const value = raw.trim().replace(/\s+/gu, ' ').toUpperCase();
+    if (value.length > MAX_PARAMETER_LENGTH) return fail(`is longer than ${MAX_PARAMETER_LENGTH} characters`);
+    return ok(value);
+  },
+};

@@ -1,0 +1,72 @@
+import type { InputRule } from './input-rules.js';
+
+/** The SOAP services of the original: `/api/reg.asmx` and `/api/bespokeapi.asmx`. */
+export type ServiceId = 'reg' | 'bespoke';
+
+/** The result types of the interface spec ("Resources and their fields"). */
+export type ResultType = 'Vehicle' | 'UKMOTData' | 'ArrayOfPreAssessmentSearchResult';
+
+/** XML Schema type of a parameter in the SOAP body (GET/POST always send text). */
+export type XmlType = 's:string' | 's:int';
+
+/** What kind of record a dataset holds; decides the import payload field and the result shape. */
+export type DatasetKind = 'vehicle' | 'mot' | 'ncap';
+
+export interface ParameterDeclaration {
+  /** Exact (case-sensitive) element name in SOAP bodies; matched case-insensitively in GET/POST. */
+  readonly name: string;
+  readonly xmlType: XmlType;
+  /** `username` authenticates on the XML bindings; it is never part of a lookup key. */
+  readonly role: 'key' | 'filter' | 'username' | 'ignored';
+  /** Validation and normalisation; absent for `username`. */
+  readonly rule?: InputRule;
+  /** False when an empty or missing value is acceptable. */
+  readonly required: boolean;
+  readonly description: string;
+}
+
+/** One path segment of the JSON interface, `/api/json.aspx/{Method}/{segment}/...`. */
+export interface JsonSegment {
+  /** Name shown in docs (`{Province}`), may differ from the parameter it fills. */
+  readonly label: string;
+  /** The parameter the segment fills; several segments filling one parameter are joined. */
+  readonly parameter: string;
+  readonly optional: boolean;
+}
+
+export interface JsonPathShape {
+  readonly segments: readonly JsonSegment[];
+  /** Separator when several segments fill one parameter (CheckGermany: `/{Prefix}/{Suffix}`). */
+  readonly joinWith?: string;
+}
+
+export interface DatasetDeclaration {
+  /** Storage name; operations sharing a dataset read the same records. */
+  readonly name: string;
+  readonly kind: DatasetKind;
+}
+
+/**
+ * One operation of the interface, declared once. Every protocol, the WSDL, the help pages and the
+ * docs are generated from this declaration; nothing here names a protocol's wire details beyond
+ * the types the interface spec gives.
+ */
+export interface OperationDeclaration {
+  readonly name: string;
+  /** Country or subject, used in messages ("France Lookup failed"). */
+  readonly label: string;
+  readonly documentation: string;
+  readonly services: readonly ServiceId[];
+  /** Parameters in wire order, `username` included where the original puts it (last). */
+  readonly parameters: readonly ParameterDeclaration[];
+  readonly jsonPath: JsonPathShape;
+  readonly resultType: ResultType;
+  /** Credits debited by a successful lookup. */
+  readonly cost: number;
+  readonly dataset: DatasetDeclaration;
+  /**
+   * Restricted variants serve only these top-level vehicleJson members (plus ImageUrl). Absent:
+   * the stored document is served whole.
+   */
+  readonly fieldSubset?: readonly string[];
+}

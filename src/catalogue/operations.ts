@@ -1,0 +1,281 @@
+/**
+ * The operation catalogue: every operation of the interface spec and of compat-notes.md, declared
+ * once. Adding a country is one entry here.
+ */
+import {
+  australianStateRule,
+  canadianProvinceRule,
+  int32Rule,
+  kbaNumberRule,
+  optionalTextRule,
+  pakistanProvinceRule,
+  registrationRule,
+  textRule,
+  usStateRule,
+  vinRule,
+} from './input-rules.js';
+import type {
+  DatasetDeclaration,
+  JsonPathShape,
+  OperationDeclaration,
+  ParameterDeclaration,
+  ServiceId,
+} from './operation.js';
+
+const USERNAME: ParameterDeclaration = {
+  name: 'username',
+  xmlType: 's:string',
+  role: 'username',
+  required: true,
+  description: 'Account username',
+};
+
+const registration = (name = 'RegistrationNumber'): ParameterDeclaration => ({
+  name,
+  xmlType: 's:string',
+  role: 'key',
+  rule: registrationRule,
+  required: true,
+  description: 'Registration (licence plate) number',
+});
+
+/** The default JSON path: one segment per non-username parameter, in catalogue order. */
+function defaultJsonPath(parameters: readonly ParameterDeclaration[]): JsonPathShape {
+  return {
+    segments: parameters
+      .filter((p) => p.role !== 'username')
+      .map((p) => ({ label: p.name, parameter: p.name, optional: !p.required })),
+  };
+}
+
+const vehicleDataset = (name: string): DatasetDeclaration => ({ name, kind: 'vehicle' });
+
+interface Options {
+  readonly services?: readonly ServiceId[];
+  readonly jsonPath?: JsonPathShape;
+  readonly dataset?: DatasetDeclaration;
+  readonly fieldSubset?: readonly string[];
+  readonly cost?: number;
+}
+
+function vehicleOperation(
+  name: string,
+  label: string,
+  documentation: string,
+  parameters: readonly ParameterDeclaration[],
+  options: Options = {},
+): OperationDeclaration {
+  const all = [...parameters, USERNAME];
+  return {
+    name,
+    label,
+    documentation,
+    services: options.services ?? ['reg'],
+    parameters: all,
+    jsonPath: options.jsonPath ?? defaultJsonPath(all),
+    resultType: 'Vehicle',
+    cost: options.cost ?? 1,
+    dataset: options.dataset ?? vehicleDataset(name),
+    ...(options.fieldSubset ? { fieldSubset: options.fieldSubset } : {}),
+  };
+}
+
+/** `Check<Country>(RegistrationNumber, username)` on reg.asmx: the plain plate lookups. */
+const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
+  ['Check', 'UK'],
+  ['CheckNetherlands', 'Netherlands'],
+  ['CheckNewZealand', 'New Zealand'],
+  ['CheckCostaRica', 'Costa Rica'],
+  ['CheckSingapore', 'Singapore'],
+  ['CheckTunisia', 'Tunisia'],
+  ['CheckEcuador', 'Ecuador'],
+  ['CheckBolivia', 'Bolivia'],
+  ['CheckNigeria', 'Nigeria'],
+  ['CheckBelgium', 'Belgium'],
+  ['CheckIsrael', 'Israel'],
+  ['CheckPeru', 'Peru'],
+  ['CheckIndonesia', 'Indonesia'],
+  ['CheckLithuania', 'Lithuania'],
+  ['CheckSriLanka', 'Sri Lanka'],
+  ['CheckPortugal', 'Portugal'],
+  ['CheckColombia', 'Colombia'],
+  ['CheckDenmark', 'Denmark'],
+  ['CheckHungary', 'Hungary'],
+  ['CheckFrance', 'France'],
+  ['CheckSpain', 'Spain'],
+  ['CheckItaly', 'Italy'],
+  ['CheckSweden', 'Sweden'],
+  ['CheckFinland', 'Finland'],
+  ['CheckEstonia', 'Estonia'],
+  ['CheckCzechRepublic', 'Czech Republic'],
+  ['CheckSlovakia', 'Slovakia'],
+  ['CheckCroatia', 'Croatia'],
+  ['CheckIreland', 'Ireland'],
+  ['CheckNorway', 'Norway'],
+  ['CheckIndia', 'India'],
+  ['CheckMalaysia', 'Malaysia'],
+  ['CheckBrazil', 'Brazil'],
+  ['CheckMexico', 'Mexico'],
+  ['CheckArgentina', 'Argentina'],
+  ['CheckChile', 'Chile'],
+  ['CheckSouthAfrica', 'South Africa'],
+];
+
+const plateOperations = PLATE_COUNTRIES.map(([name, label]) =>
+  vehicleOperation(name, label, `Looks up a ${label} vehicle by its registration number.`, [registration()]),
+);
+
+const stateParameter = (name: string, rule: ParameterDeclaration['rule'], description: string): ParameterDeclaration => ({
+  name,
+  xmlType: 's:string',
+  role: 'key',
+  ...(rule ? { rule } : {}),
+  required: true,
+  description,
+});
+
+const AU_STATE = stateParameter('State', australianStateRule, 'State or territory: NSW, VIC, QLD, SA, WA, TAS, ACT or NT');
+const US_STATE = stateParameter('State', usStateRule, 'Two-letter US state code (lower case accepted)');
+
+/** The subset of vehicleJson members a restricted ("Minimal") variant serves; ImageUrl is kept too. */
+export const MINIMAL_FIELDS = [
+  'Description',
+  'RegistrationYear',
+  'CarMake',
+  'CarModel',
+  'MakeDescription',
+  'ModelDescription',
+] as const;
+
+const specialOperations: OperationDeclaration[] = [
+  vehicleOperation('CheckUSA', 'USA', 'Looks up a US vehicle by licence plate and state.', [registration(), US_STATE]),
+  vehicleOperation(
+    'CheckAustralia',
+    'Australia',
+    'Looks up an Australian vehicle by registration number and state.',
+    [registration(), AU_STATE],
+    { dataset: vehicleDataset('CheckAustralia') },
+  ),
+  vehicleOperation('CheckCanada', 'Canada', 'Looks up a Canadian vehicle by licence plate and province.', [
+    registration(),
+    stateParameter('Province', canadianProvinceRule, 'Two-letter province or territory code'),
+  ]),
+  vehicleOperation(
+    'CheckPakistan',
+    'Pakistan',
+    'Looks up a Pakistani vehicle by registration number, province and district.',
+    [
+      registration(),
+      stateParameter('state', pakistanProvinceRule, 'Province (e.g. PUNJAB, SINDH, KPK, BALOCHISTAN, ICT)'),
+      stateParameter('district', textRule, 'District of registration (e.g. Lahore)'),
+    ],
+    {
+      jsonPath: {
+        segments: [
+          { label: 'RegistrationNumber', parameter: 'RegistrationNumber', optional: false },
+          { label: 'Province', parameter: 'state', optional: false },
+          { label: 'District', parameter: 'district', optional: false },
+        ],
+      },
+    },
+  ),
+  vehicleOperation(
+    'CheckGermany',
+    'Germany',
+    'Looks up a German vehicle type by its KBA type key (HSN/TSN, e.g. 0005/ALQ).',
+    [{ name: 'KBANumber', xmlType: 's:string', role: 'key', rule: kbaNumberRule, required: true, description: 'KBA type key HSN/TSN, e.g. 0005/ALQ' }],
+    {
+      // The key holds a "/", so the JSON interface splits it over two segments (spec table).
+      jsonPath: {
+        segments: [
+          { label: 'Prefix', parameter: 'KBANumber', optional: false },
+          { label: 'Suffix', parameter: 'KBANumber', optional: true },
+        ],
+        joinWith: '/',
+      },
+    },
+  ),
+  vehicleOperation('CheckAustria', 'Austria', 'Looks up an Austrian vehicle type by its national type code (NatCode).', [
+    { name: 'NatCode', xmlType: 's:int', role: 'key', rule: int32Rule, required: true, description: 'Austrian national type code (a whole number)' },
+  ]),
+  vehicleOperation('VinCheck', 'VIN', 'Looks up a vehicle by its 17-character vehicle identification number.', [
+    { name: 'Vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number (17 characters)' },
+  ]),
+  {
+    name: 'UKMOT',
+    label: 'UK MOT',
+    documentation: 'Returns the MOT test history of a UK vehicle, newest test first.',
+    services: ['reg'],
+    parameters: [
+      registration(),
+      {
+        name: 'Model',
+        xmlType: 's:string',
+        role: 'ignored',
+        rule: optionalTextRule,
+        required: false,
+        description: 'Vehicle make or model; accepted for compatibility, the history is found by registration alone',
+      },
+      USERNAME,
+    ],
+    jsonPath: {
+      segments: [
+        { label: 'RegistrationNumber', parameter: 'RegistrationNumber', optional: false },
+        { label: 'Make', parameter: 'Model', optional: true },
+      ],
+    },
+    resultType: 'UKMOTData',
+    cost: 1,
+    dataset: { name: 'UKMOT', kind: 'mot' },
+  },
+];
+
+const bespokeOperations: OperationDeclaration[] = [
+  vehicleOperation(
+    'CheckAustraliaExtensive',
+    'Australia',
+    'Looks up an Australian vehicle with the extended field set.',
+    [registration(), AU_STATE],
+    { services: ['bespoke'], dataset: vehicleDataset('CheckAustralia') },
+  ),
+  vehicleOperation('CheckMotorBikeFrance', 'France motorbike', 'Looks up a French motorbike by its registration number.', [registration()], {
+    services: ['bespoke'],
+  }),
+  vehicleOperation('CheckMotorBikeSpain', 'Spain motorbike', 'Looks up a Spanish motorbike by its registration number.', [registration()], {
+    services: ['bespoke'],
+  }),
+  vehicleOperation(
+    'CheckUSAMinimal',
+    'USA',
+    `Looks up a US vehicle by plate and state, returning only ${MINIMAL_FIELDS.join(', ')} and ImageUrl.`,
+    [registration('regNumber'), { ...US_STATE, name: 'state' }],
+    { services: ['bespoke'], dataset: vehicleDataset('CheckUSA'), fieldSubset: MINIMAL_FIELDS },
+  ),
+  vehicleOperation('CheckItalyMotorbike', 'Italy motorbike', 'Looks up an Italian motorbike by its registration number.', [registration('regNumber')], {
+    services: ['bespoke'],
+  }),
+  {
+    name: 'CheckEuroNCap',
+    label: 'Euro NCAP',
+    documentation:
+      'Returns the Euro NCAP safety ratings whose make equals Make and whose model contains Model (both case-insensitive). An empty list costs nothing.',
+    services: ['bespoke'],
+    parameters: [
+      { name: 'Make', xmlType: 's:string', role: 'filter', rule: textRule, required: true, description: 'Vehicle make, e.g. Volvo' },
+      { name: 'Model', xmlType: 's:string', role: 'filter', rule: optionalTextRule, required: false, description: 'Part of the model name, e.g. XC60' },
+      USERNAME,
+    ],
+    jsonPath: {
+      segments: [
+        { label: 'Make', parameter: 'Make', optional: false },
+        { label: 'Model', parameter: 'Model', optional: true },
+      ],
+    },
+    resultType: 'ArrayOfPreAssessmentSearchResult',
+    cost: 1,
+    dataset: { name: 'CheckEuroNCap', kind: 'ncap' },
+  },
+];
+
+/** Every operation, in the order the services list them. */
+export const OPERATIONS: readonly OperationDeclaration[] = [...plateOperations, ...specialOperations, ...bespokeOperations];
