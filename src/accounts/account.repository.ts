@@ -1,0 +1,43 @@
+import type { Db, Tx } from '../storage/database.js';
+import { toAccount, type Account } from './account.js';
+
+/** Persistence of accounts. Credit movements live in CreditLedgerRepository. */
+export class AccountRepository {
+  constructor(private readonly db: Db) {}
+
+  async findByUsername(username: string): Promise<Account | undefined> {
+    const row = await this.db.selectFrom('accounts').selectAll().where('username', '=', username).executeTakeFirst();
+    return row ? toAccount(row) : undefined;
+  }
+
+  async insert(trx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {
+    const row = await trx
+      .insertInto('accounts')
+      .values({ username: input.username, api_key_hash: input.apiKeyHash, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toAccount(row);
+  }
+
+  async count(): Promise<number> {
+    const row = await this.db.selectFrom('accounts').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async update(
+    username: string,
+    changes: { apiKeyHash?: string; disabled?: boolean; requireApiKey?: boolean },
+  ): Promise<Account | undefined> {
+    const row = await this.db
+      .updateTable('accounts')
+      .set({
+        ...(changes.apiKeyHash !== undefined ? { api_key_hash: changes.apiKeyHash } : {}),
+        ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
+        ...(changes.requireApiKey !== undefined ? { require_api_key: changes.requireApiKey ? 1 : 0 } : {}),
+      })
+      .where('username', '=', username)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toAccount(row) : undefined;
+  }
+}

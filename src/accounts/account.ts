@@ -1,0 +1,29 @@
+import type { AccountsTable } from '../storage/database.js';
+import type { Selectable } from 'kysely';
+
+/** An account as the domain sees it. */
+export interface Account {
+  readonly id: number;
+  readonly username: string;
+  readonly apiKeyHash: string;
+  readonly credits: number;
+  readonly disabled: boolean;
+  /** When set, the XML bindings require the API key (HTTP Basic) as well as the username. */
+  readonly requireApiKey: boolean;
+  readonly createdAt: string;
+}
+
+export function toAccount(row: Selectable<AccountsTable>): Account {
+  return {
+    id: row.id,
+    username: row.username,
+    apiKeyHash: row.api_key_hash,
+    credits: row.credits,
+    disabled: row.disabled !== 0,
+    requireApiKey: row.require_api_key !== 0,
+    createdAt: row.created_at,
+  };
+}
+
+/** Usernames: 1 to 64 characters of letters, digits and . _ @ - (they appear in URLs and logs). */
+export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;

@@ -1,0 +1,110 @@
+import type { Selectable } from 'kysely';
+import { inTransaction, type Db, type LedgerTable, type Tx } from '../storage/database.js';
+
+export interface LedgerEntry {
+  readonly id: number;
+  readonly kind: 'debit' | 'topup';
+  readonly operation: string | null;
+  readonly interface: string | null;
+  readonly query: string | null;
+  readonly delta: number;
+  readonly balanceAfter: number;
+  readonly requestId: string | null;
+  readonly createdAt: string;
+}
+
+export interface DebitDetails {
+  readonly operation: string;
+  readonly interface: string;
+  readonly query: string;
+  readonly requestId: string;
+  readonly createdAt: string;
+}
+
+function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
+  return {
+    id: row.id,
+    kind: row.kind,
+    operation: row.operation,
+    interface: row.interface,
+    query: row.query,
+    delta: row.delta,
+    balanceAfter: row.balance_after,
+    requestId: row.request_id,
+    createdAt: row.created_at,
+  };
+}
+
+/**
+ * Moves credits. Every movement is one conditional update of the balance plus its ledger row, and
+ * both functions take the transaction first so the caller decides the unit of work (STYLE.md 6).
+ */
+export class CreditLedgerRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Debits `cost` if the balance covers it. Returns the new balance, or undefined when the account
+   * has too few credits (nothing is written then).
+   */
+  async debit(trx: Tx, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
+    const updated = await trx
+      .updateTable('accounts')
+      .set((eb) => ({ credits: eb('credits', '-', cost) }))
+      .where('id', '=', accountId)
+      .where('credits', '>=', cost)
+      .returning('credits')
+      .executeTakeFirst();
+    if (!updated) return undefined;
+    await trx
+      .insertInto('ledger')
+      .values({
+        account_id: accountId,
+        kind: 'debit',
+        operation: details.operation,
+        interface: details.interface,
+        query: details.query,
+        delta: -cost,
+        balance_after: updated.credits,
+        request_id: details.requestId,
+        created_at: details.createdAt,
+      })
+      .execute();
+    return updated.credits;
+  }
+
+  /** Adds credits; a top-up is a ledger row too. Returns the new balance. */
+  async topUp(trx: Tx, accountId: number, amount: number, createdAt: string, note: string | null): Promise<number> {
+    const updated = await trx
+      .updateTable('accounts')
+      .set((eb) => ({ credits: eb('credits', '+', amount) }))
+      .where('id', '=', accountId)
+      .returning('credits')
+      .executeTakeFirstOrThrow();
+    await trx
+      .insertInto('ledger')
+      .values({
+        account_id: accountId,
+        kind: 'topup',
+        operation: null,
+        interface: null,
+        query: note,
+        delta: amount,
+        balance_after: updated.credits,
+        request_id: null,
+        created_at: createdAt,
+      })
+      .execute();
+    return updated.credits;
+  }
+
+  async entries(accountId: number, since?: string): Promise<LedgerEntry[]> {
+    let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
+    if (since !== undefined) query = query.where('created_at', '>=', since);
+    const rows = await query.orderBy('id').execute();
+    return rows.map(toEntry);
+  }
+
+  transaction<T>(work: (trx: Tx) => Promise<T>): Promise<T> {
+    return inTransaction(this.db, work);
+  }
+}

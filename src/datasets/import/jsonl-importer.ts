@@ -1,0 +1,127 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import type { Clock } from '../../shared/clock.js';
+import { inTransaction, type Db } from '../../storage/database.js';
+import type { RecordRepository, StoredRating, StoredRecord } from '../record.repository.js';
+import type { RecordValidator, ValidatedLine } from './record-validator.js';
+
+export interface ImportOptions {
+  /** Import the valid lines even when some are invalid. */
+  readonly skipInvalid: boolean;
+  /** Recorded with every record (`import`, `sample`...). */
+  readonly source: string;
+  /** Called for every invalid line, as soon as it is found. */
+  readonly onInvalid?: (lineNumber: number, reason: string) => void;
+  /** Called now and then with the number of lines read so far. */
+  readonly onProgress?: (linesRead: number, phase: 'checking' | 'importing') => void;
+}
+
+export interface ImportSummary {
+  readonly linesRead: number;
+  readonly imported: number;
+  readonly invalid: number;
+  /** Lines imported per operation name. */
+  readonly byOperation: Readonly<Record<string, number>>;
+  /** False when invalid lines stopped the import (nothing was written). */
+  readonly committed: boolean;
+}
+
+/** Rows written per transaction: large enough to be fast, small enough not to starve live lookups. */
+const BATCH_SIZE = 2000;
+const PROGRESS_EVERY = 10_000;
+
+type LineHandler = (line: ValidatedLine) => Promise<void>;
+
+/**
+ * Streams a JSON Lines file into the store (issue 2 "Import format"). Memory stays flat: lines are
+ * read one at a time and written in batches. Without `skipInvalid` a first pass checks every line
+ * and a file with any invalid line imports nothing.
+ */
+export class JsonlImporter {
+  constructor(
+    private readonly validator: RecordValidator,
+    private readonly records: RecordRepository,
+    private readonly db: Db,
+    private readonly clock: Clock,
+  ) {}
+
+  async importFile(path: string, options: ImportOptions): Promise<ImportSummary> {
+    if (!options.skipInvalid) {
+      const check = await this.scan(path, options, 'checking', undefined);
+      if (check.invalid > 0) {
+        return { linesRead: check.linesRead, imported: 0, invalid: check.invalid, byOperation: {}, committed: false };
+      }
+      // The file was just checked; the second pass reports nothing twice.
+      const quiet: ImportOptions = { ...options, onInvalid: () => undefined };
+      return this.write(path, quiet);
+    }
+    return this.write(path, options);
+  }
+
+  private async write(path: string, options: ImportOptions): Promise<ImportSummary> {
+    const byOperation: Record<string, number> = Object.create(null) as Record<string, number>;
+    let records: StoredRecord[] = [];
+    let ratings: StoredRating[] = [];
+    let imported = 0;
+    const flush = async (): Promise<void> => {
+      if (records.length === 0 && ratings.length === 0) return;
+      const batchRecords = records;
+      const batchRatings = ratings;
+      records = [];
+      ratings = [];
+      const now = this.clock.now().toISOString();
+      await inTransaction(this.db, async (trx) => {
+        await this.records.upsertRecords(trx, batchRecords, now);
+        await this.records.upsertRatings(trx, batchRatings, now);
+      });
+    };
+    const summary = await this.scan(path, options, 'importing', async (line) => {
+      if (line.kind === 'record') records.push({ ...line.record, source: options.source });
+      else ratings.push({ ...line.rating, source: options.source });
+      byOperation[line.operation] = (byOperation[line.operation] ?? 0) + 1;
+      imported += 1;
+      if (records.length + ratings.length >= BATCH_SIZE) await flush();
+    });
+    await flush();
+    return { linesRead: summary.linesRead, imported, invalid: summary.invalid, byOperation, committed: true };
+  }
+
+  private async scan(
+    path: string,
+    options: ImportOptions,
+    phase: 'checking' | 'importing',
+    handle: LineHandler | undefined,
+  ): Promise<{ linesRead: number; invalid: number }> {
+    const input = createReadStream(path, { encoding: 'utf8' });
+    const lines = createInterface({ input, crlfDelay: Infinity });
+    let lineNumber = 0;
+    let invalid = 0;
+    try {
+      for await (const text of lines) {
+        lineNumber += 1;
+        if (lineNumber % PROGRESS_EVERY === 0) options.onProgress?.(lineNumber, phase);
+        if (text.trim() === '') continue;
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(text);
+        } catch (error) {
+          invalid += 1;
+          options.onInvalid?.(lineNumber, `not valid JSON (${error instanceof Error ? error.message : String(error)})`);
+          continue;
+        }
+        const outcome = this.validator.validate(parsed);
+        if (!outcome.ok) {
+          invalid += 1;
+          options.onInvalid?.(lineNumber, outcome.reason);
+          continue;
+        }
+        if (handle) await handle(outcome.line);
+      }
+    } finally {
+      lines.close();
+      input.destroy();
+    }
+    options.onProgress?.(lineNumber, phase);
+    return { linesRead: lineNumber, invalid };
+  }
+}

@@ -1,0 +1,69 @@
+import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+
+/** Row types as stored. Timestamps are ISO-8601 UTC text on both engines. */
+export interface AccountsTable {
+  id: Generated<number>;
+  username: string;
+  api_key_hash: string;
+  credits: number;
+  /** 0/1 on SQLite, kept numeric on PostgreSQL too so queries are written once. */
+  disabled: number;
+  require_api_key: number;
+  created_at: string;
+}
+
+export interface LedgerTable {
+  id: Generated<number>;
+  account_id: number;
+  kind: 'debit' | 'topup';
+  operation: string | null;
+  interface: string | null;
+  query: string | null;
+  delta: number;
+  balance_after: number;
+  request_id: string | null;
+  created_at: string;
+}
+
+export interface RecordsTable {
+  dataset: string;
+  lookup_key: string;
+  /** The record as JSON text: vehicleJson for vehicles, the UKMOT object for MOT records. */
+  document: string;
+  source: string;
+  updated_at: string;
+}
+
+export interface NcapRatingsTable {
+  /** Euro NCAP's own Id where given, else "MAKE|MODEL|YEAR". */
+  rating_key: string;
+  make_norm: string;
+  model_norm: string;
+  document: string;
+  source: string;
+  updated_at: string;
+}
+
+export interface TestPlatesTable {
+  operation: string;
+  lookup_key: string;
+  created_at: ColumnType<string, string, never>;
+}
+
+export interface DatabaseSchema {
+  accounts: AccountsTable;
+  ledger: LedgerTable;
+  records: RecordsTable;
+  ncap_ratings: NcapRatingsTable;
+  test_plates: TestPlatesTable;
+}
+
+export type Db = Kysely<DatabaseSchema>;
+
+/** A transaction; anything that moves credits takes one as its first parameter (STYLE.md 6). */
+export type Tx = Transaction<DatabaseSchema>;
+
+/** Runs `work` in one transaction on either engine. */
+export function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(work);
+}
