@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import { Metrics } from './ops/metrics.js';
+import { opsPlugin } from './ops/health.plugin.js';
+import { jsonPlugin } from './protocols/json/json.plugin.js';
+import { createServices, type Services } from './services.js';
+import { systemClock, type Clock } from './shared/clock.js';
+import { openStorage, type Storage } from './storage/create-database.js';
+import { creditsPlugin } from './web/credits.plugin.js';
+import { imagePlugin } from './web/image.plugin.js';
+
+export interface BuiltApp {
+  readonly app: FastifyInstance;
+  readonly services: Services;
+  readonly metrics: Metrics;
+  /** Marks the app as shutting down: /readyz answers 503 from then on. */
+  drain(): void;
+}
+
+export interface BuildOptions {
+  readonly clock?: Clock;
+  /** Use this store instead of opening the configured one (tests share one). */
+  readonly storage?: Storage;
+}
+
+/** Request ids from clients are kept when they look sane, so callers can correlate logs. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Builds the whole service without listening (STYLE.md 9). */
+export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
+  const metrics = new Metrics();
+  const storage = options.storage ?? (await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }));
+  const services = createServices(storage, {
+    clock: options.clock ?? systemClock,
+    requireApiKeyEverywhere: config.requireApiKey,
+    observer: metrics,
+  });
+
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // API keys travel in the Authorization header; nothing else we log carries a secret.
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+    },
+    trustProxy: config.trustProxy,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Vehicle lookups are small; anything larger is not a request we serve.
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  });
+
+  let draining = false;
+
+  app.addHook('onRequest', (request, reply, done) => {
+    // Every response carries CORS and the request id (interface spec "JSON interface": CORS).
+    void reply.header('access-control-allow-origin', '*').header('x-request-id', request.id);
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    done();
+  });
+
+  // No stack traces or internal messages leave the process (issue 2 "Bad input ... never a stack trace").
+  app.setErrorHandler((error, request, reply) => {
+    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+      return reply.code(500).type('text/plain; charset=utf-8').send(`Internal error; quote request id ${request.id} to the operator`);
+    }
+    return reply.code(status).type('text/plain; charset=utf-8').send(error instanceof Error ? error.message : 'Bad request');
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${request.url.split('?', 1)[0] ?? ''}`),
+  );
+
+  await app.register(jsonPlugin, { pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
+  await app.register(imagePlugin, { imagesDir: config.imagesDir });
+  if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
+  await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });
+
+  if (!options.storage) app.addHook('onClose', async () => storage.close());
+
+  return {
+    app,
+    services,
+    metrics,
+    drain: () => {
+      draining = true;
+    },
+  };
+}

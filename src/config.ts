@@ -1,0 +1,84 @@
+import { resolve } from 'node:path';
+
+/** The service configuration, read once from the environment (README "Configuration"). */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Directory of the embedded store and operator files (images/). */
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
+  readonly baseUrl: string | undefined;
+  readonly logLevel: string;
+  readonly authRealm: string;
+  /** `GET /ajax/getcredits.aspx` on or off. */
+  readonly getCreditsEnabled: boolean;
+  /** Require the API key (HTTP Basic) on the XML bindings for every account. */
+  readonly requireApiKey: boolean;
+  /** On an empty store: create the demo account and load the sample dataset. */
+  readonly seedOnEmptyStore: boolean;
+  /** Operator-supplied vehicle pictures, named after make and model. */
+  readonly imagesDir: string;
+  /** Honour X-Forwarded-* from a reverse proxy when building URLs. */
+  readonly trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false (got "${env[name] ?? ''}")`);
+}
+
+function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const v = env[name]?.trim();
+  return v === undefined || v === '' ? undefined : v;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const portText = nonEmpty(env, 'PORT') ?? '8080';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got "${portText}")`);
+
+  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
+
+  const baseUrlRaw = nonEmpty(env, 'BASE_URL');
+  let baseUrl: string | undefined;
+  if (baseUrlRaw !== undefined) {
+    let parsed: URL;
+    try {
+      parsed = new URL(baseUrlRaw);
+    } catch {
+      throw new ConfigError(`BASE_URL must be an absolute http(s) URL (got "${baseUrlRaw}")`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('BASE_URL must use http or https');
+    baseUrl = baseUrlRaw.replace(/\/+$/, '');
+  }
+
+  const realm = nonEmpty(env, 'AUTH_REALM') ?? 'vehicle-lookup';
+  if (/["\\\r\n]/.test(realm)) throw new ConfigError('AUTH_REALM must not contain quotes, backslashes or line breaks');
+
+  const dataDir = resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
+  return Object.freeze({
+    port,
+    host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
+    dataDir,
+    databaseUrl: nonEmpty(env, 'DATABASE_URL'),
+    baseUrl,
+    logLevel,
+    authRealm: realm,
+    getCreditsEnabled: bool(env, 'GETCREDITS_ENABLED', true),
+    requireApiKey: bool(env, 'REQUIRE_API_KEY', false),
+    seedOnEmptyStore: bool(env, 'SEED_DEMO', true),
+    imagesDir: resolve(nonEmpty(env, 'IMAGES_DIR') ?? resolve(dataDir, 'images')),
+    trustProxy: bool(env, 'TRUST_PROXY', false),
+  });
+}

@@ -1,0 +1,44 @@
+import type { VehicleDocument } from './lookup-result.js';
+
+/** Reads a member that may be plain or wrapped as `{"CurrentTextValue": ...}` (compat-notes). */
+export function textValue(doc: VehicleDocument, member: string): string | undefined {
+  const v = doc[member];
+  if (typeof v === 'string' || typeof v === 'number') return String(v).trim() || undefined;
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    const inner = (v as Record<string, unknown>).CurrentTextValue;
+    if (typeof inner === 'string' || typeof inner === 'number') return String(inner).trim() || undefined;
+  }
+  return undefined;
+}
+
+/** "Make Model" of a vehicle document, from CarMake/CarModel or the Make/ModelDescription. */
+export function makeAndModel(doc: VehicleDocument): string | undefined {
+  const make = textValue(doc, 'CarMake') ?? textValue(doc, 'MakeDescription');
+  const model = textValue(doc, 'CarModel') ?? textValue(doc, 'ModelDescription');
+  if (make === undefined) return undefined;
+  return model === undefined ? make : `${make} ${model}`;
+}
+
+/** Path of the image of a make and model: `/image.aspx/@{base64 of UTF-8 "Make Model"}` (compat-notes). */
+export function imagePath(makeModel: string): string {
+  return `/image.aspx/@${Buffer.from(makeModel, 'utf8').toString('base64')}`;
+}
+
+/** Decodes the make and model from an image path segment (`@...`), or undefined when malformed. */
+export function decodeImageSegment(segment: string): string | undefined {
+  if (!segment.startsWith('@')) return undefined;
+  const b64 = segment.slice(1);
+  if (b64.length === 0 || b64.length > 400 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return undefined;
+  const text = Buffer.from(b64, 'base64').toString('utf8');
+  // Reject what did not round-trip (invalid UTF-8 becomes U+FFFD) and control characters.
+  if (text.includes('\uFFFD') || /\p{Cc}/u.test(text) || text.trim() === '') return undefined;
+  return text;
+}
+
+/** Adds an absolute ImageUrl when the document has none; the stored document is left untouched. */
+export function withImageUrl(doc: VehicleDocument, baseUrl: string): VehicleDocument {
+  if (typeof doc.ImageUrl === 'string' && doc.ImageUrl !== '') return doc;
+  const makeModel = makeAndModel(doc);
+  if (makeModel === undefined) return doc;
+  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel)}` };
+}

@@ -1,0 +1,215 @@
+import type { Account } from '../accounts/account.js';
+import type { AccountRepository } from '../accounts/account.repository.js';
+import { verifyApiKey } from '../accounts/api-key.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import type { OperationDeclaration } from '../catalogue/operation.js';
+import type { CreditLedgerRepository } from '../credits/credit-ledger.repository.js';
+import type { RecordRepository } from '../datasets/record.repository.js';
+import type { Provider } from '../providers/provider.js';
+import type { Clock } from '../shared/clock.js';
+import { withImageUrl } from './image-url.js';
+import { LookupError, MESSAGES } from './lookup-error.js';
+import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
+import type { LookupResult, MotDocument, NcapRating, VehicleDocument } from './lookup-result.js';
+
+/**
+ * How the caller proved who it is.
+ * - `api-key`: HTTP Basic username + API key (the JSON interface).
+ * - `username-parameter`: the `username` parameter of the XML bindings, plus the Basic credentials
+ *   if the client sent them (required when the account or the operator says so).
+ */
+export type LookupAuth =
+  | { readonly mode: 'api-key'; readonly basic: BasicCredentials | undefined }
+  | { readonly mode: 'username-parameter'; readonly basic: BasicCredentials | undefined };
+
+export interface BasicCredentials {
+  readonly username: string;
+  readonly apiKey: string;
+}
+
+/** One lookup as a protocol adapter hands it over. Nothing here is HTTP or XML. */
+export interface LookupRequest {
+  readonly operationName: string;
+  /**
+   * Maps the wire input to parameter values once the operation is known. Throws LookupError
+   * (INVALID_INPUT) when the input has the wrong shape for the operation.
+   */
+  readonly bind: (op: OperationDeclaration) => RawArguments;
+  readonly auth: LookupAuth;
+  /** `json`, `soap11`, `soap12`, `http-get`, `http-post`: recorded in the ledger and metrics. */
+  readonly interface: string;
+  readonly requestId: string;
+  /** Public base URL (no trailing slash) for absolute links such as ImageUrl. */
+  readonly baseUrl: string;
+}
+
+export interface LookupOutcome {
+  readonly operation: OperationDeclaration;
+  readonly result: LookupResult;
+  /** Credits debited (0 for test plates and empty rating searches). */
+  readonly charged: number;
+  readonly balance: number;
+}
+
+/** Told about every finished lookup; metrics implement it. */
+export interface LookupObserver {
+  onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void;
+}
+
+export interface LookupPipelineDeps {
+  readonly catalogue: Catalogue;
+  readonly accounts: AccountRepository;
+  readonly ledger: CreditLedgerRepository;
+  readonly records: RecordRepository;
+  /** The providers asked, in order, for an operation. */
+  readonly providersFor: (op: OperationDeclaration) => readonly Provider[];
+  readonly clock: Clock;
+  /** Operator setting: the XML bindings require the API key for every account. */
+  readonly requireApiKeyEverywhere: boolean;
+  readonly observer?: LookupObserver;
+}
+
+/**
+ * authenticate -> validate and normalise -> providers -> debit atomically -> result
+ * (DESIGN.md "Shape"). Credits move only after data was found, in one conditional update with its
+ * ledger row; every failure before that costs nothing.
+ */
+export class LookupPipeline {
+  constructor(private readonly deps: LookupPipelineDeps) {}
+
+  async execute(request: LookupRequest): Promise<LookupOutcome> {
+    const started = performance.now();
+    let operationName = request.operationName;
+    try {
+      const outcome = await this.run(request);
+      operationName = outcome.operation.name;
+      this.deps.observer?.onLookup({
+        operation: operationName,
+        interface: request.interface,
+        outcome: 'success',
+        seconds: (performance.now() - started) / 1000,
+        charged: outcome.charged,
+      });
+      return outcome;
+    } catch (error) {
+      const code = error instanceof LookupError ? error.code : 'INTERNAL';
+      this.deps.observer?.onLookup({
+        // Unknown names are not echoed into metric labels: that would let callers create series.
+        operation: this.deps.catalogue.find(operationName) ? operationName : 'unknown',
+        interface: request.interface,
+        outcome: code.toLowerCase(),
+        seconds: (performance.now() - started) / 1000,
+        charged: 0,
+      });
+      throw error;
+    }
+  }
+
+  private async run(request: LookupRequest): Promise<LookupOutcome> {
+    // The JSON interface answers 401 before anything else, whatever the method.
+    let account = request.auth.mode === 'api-key' ? await this.authenticateByKey(request.auth.basic) : undefined;
+    const op = this.resolve(request.operationName);
+    const raw = request.bind(op);
+    account ??= await this.authenticateByUsername(raw.username, request.auth.basic);
+
+    const query = buildQuery(op, raw);
+    const cost = (await this.deps.records.isTestPlate(op.name, query.key)) ? 0 : op.cost;
+    // Checked before asking the providers so an empty account does not spend upstream quota;
+    // the debit below is the authoritative check.
+    if (account.credits < cost) {
+      throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, account.credits));
+    }
+
+    const found = await this.findRecord(query);
+    const result = this.shape(op, found, request.baseUrl);
+    const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
+    if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
+
+    const accountId = account.id;
+    const balance = await this.deps.ledger.transaction((trx) =>
+      this.deps.ledger.debit(trx, accountId, charge, {
+        operation: op.name,
+        interface: request.interface,
+        query: describeQuery(query),
+        requestId: request.requestId,
+        createdAt: this.deps.clock.now().toISOString(),
+      }),
+    );
+    if (balance === undefined) {
+      const current = (await this.deps.accounts.findByUsername(account.username))?.credits ?? 0;
+      throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
+    }
+    return { operation: op, result, charged: charge, balance };
+  }
+
+  private resolve(name: string): OperationDeclaration {
+    const op = this.deps.catalogue.find(name);
+    if (op) return op;
+    const near = this.deps.catalogue.findIgnoringCase(name);
+    const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
+    throw new LookupError(
+      'UNKNOWN_OPERATION',
+      near
+        ? `Unknown method ${shown}: method names are case sensitive; did you mean ${near.name}?`
+        : `Unknown method ${shown}`,
+    );
+  }
+
+  private async authenticateByKey(basic: BasicCredentials | undefined): Promise<Account> {
+    if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
+    const account = await this.deps.accounts.findByUsername(basic.username);
+    if (!account || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
+      throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
+    }
+    return this.ensureEnabled(account);
+  }
+
+  private async authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Promise<Account> {
+    const name = username?.trim() ?? '';
+    const account = name === '' ? undefined : await this.deps.accounts.findByUsername(name);
+    if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
+    if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
+      if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
+        throw new LookupError('UNAUTHORIZED', `${MESSAGES.usernameIncorrect} or its API key is missing: this account requires HTTP Basic authentication with its API key`);
+      }
+    }
+    return this.ensureEnabled(account);
+  }
+
+  private ensureEnabled(account: Account): Account {
+    if (account.disabled) throw new LookupError('ACCOUNT_DISABLED', `Account ${account.username} is disabled`);
+    return account;
+  }
+
+  private async findRecord(query: LookupQuery): Promise<unknown> {
+    let unavailable: string | undefined;
+    for (const provider of this.deps.providersFor(query.operation)) {
+      const answer = await provider.find(query);
+      if (answer.status === 'found') return answer.record;
+      if (answer.status === 'unavailable') unavailable ??= answer.reason;
+    }
+    const op = query.operation;
+    if (unavailable !== undefined) {
+      throw new LookupError('UPSTREAM_UNAVAILABLE', `${op.label} lookup is temporarily unavailable, please try again later`);
+    }
+    const what = op.dataset.kind === 'mot' ? 'no MOT history found for' : 'no vehicle found for';
+    throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label, `${what} ${query.key.replaceAll('|', ' ')}`));
+  }
+
+  private shape(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
+    switch (op.resultType) {
+      case 'Vehicle': {
+        let vehicle = record as VehicleDocument;
+        if (op.fieldSubset) {
+          const keep = new Set([...op.fieldSubset, 'ImageUrl']);
+          vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
+        }
+        return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
+      }
+      case 'UKMOTData':
+        return { type: 'UKMOTData', mot: record as MotDocument };
+      case 'ArrayOfPreAssessmentSearchResult':
+        return { type: 'ArrayOfPreAssessmentSearchResult', ratings: record as NcapRating[] };
+    }
+  }
+}

@@ -1,0 +1,28 @@
+/** The JSON object a vehicle lookup returns (vehicleJson). Its members vary by country. */
+export type VehicleDocument = Record<string, unknown>;
+
+/** One MOT test as the original reports it (interface spec, UKTest). */
+export interface UkTest {
+  TestDate?: string;
+  ExpiryDate?: string;
+  Result?: string;
+  Odometer?: string;
+  TestNumber?: string;
+  FailureReasons?: string[];
+  Advisories?: string[];
+}
+
+/** The UKMOT result: on JSON `Tests` and `ExtendedInformation`; the XML form adds Json fields. */
+export interface MotDocument {
+  Tests: UkTest[];
+  taxDate?: string;
+  ExtendedInformation?: Record<string, string>;
+}
+
+/** A PreAssessmentSearchResult (interface spec) as stored. */
+export type NcapRating = Record<string, unknown>;
+
+export type LookupResult =
+  | { readonly type: 'Vehicle'; readonly vehicle: VehicleDocument }
+  | { readonly type: 'UKMOTData'; readonly mot: MotDocument }
+  | { readonly type: 'ArrayOfPreAssessmentSearchResult'; readonly ratings: NcapRating[] };

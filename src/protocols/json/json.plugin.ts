@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { LookupError } from '../../lookup/lookup-error.js';
+import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import type { LookupResult } from '../../lookup/lookup-result.js';
+import { baseUrlOf } from '../../web/base-url.js';
+import { parseBasicAuth } from '../../web/basic-auth.js';
+import { bindJsonSegments, splitJsonPath } from './json-path.js';
+
+export interface JsonPluginOptions {
+  readonly pipeline: LookupPipeline;
+  readonly realm: string;
+  readonly baseUrl: string | undefined;
+}
+
+const PREFIX = '/api/json.aspx/';
+
+/** The body of a successful answer: the vehicleJson document, the MOT object or the ratings list. */
+function body(result: LookupResult): unknown {
+  switch (result.type) {
+    case 'Vehicle':
+      return result.vehicle;
+    case 'UKMOTData':
+      return { ...result.mot, Tests: result.mot.Tests, ExtendedInformation: result.mot.ExtendedInformation ?? {} };
+    case 'ArrayOfPreAssessmentSearchResult':
+      return result.ratings;
+  }
+}
+
+/**
+ * The JSON interface: `GET /api/json.aspx/{Method}/{...}` with HTTP Basic (interface spec "JSON
+ * interface", "Authentication", "Errors"). 401 for credentials, 500 plain text for every API error.
+ */
+export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) => {
+  const sendError = (reply: FastifyReply, status: number, message: string): FastifyReply =>
+    reply.code(status).type('text/plain; charset=utf-8').send(message);
+
+  app.options(`${PREFIX}*`, (_request, reply) =>
+    reply
+      .code(204)
+      .header('access-control-allow-methods', 'GET, OPTIONS')
+      .header('access-control-allow-headers', 'Authorization, Content-Type')
+      .header('access-control-max-age', '86400')
+      .send(),
+  );
+
+  app.get(`${PREFIX}*`, async (request, reply) => {
+    try {
+      const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
+      const outcome = await options.pipeline.execute({
+        operationName: method,
+        bind: (op) => bindJsonSegments(op, segments),
+        auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
+        interface: 'json',
+        requestId: request.id,
+        baseUrl: baseUrlOf(request, options.baseUrl),
+      });
+      return await reply
+        .code(200)
+        .type('application/json; charset=utf-8')
+        .header('x-credits-charged', String(outcome.charged))
+        .header('x-credits-remaining', String(outcome.balance))
+        .send(JSON.stringify(body(outcome.result)));
+    } catch (error) {
+      if (!(error instanceof LookupError)) {
+        request.log.error({ err: error }, 'lookup failed unexpectedly');
+        return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator`);
+      }
+      if (error.code === 'UNAUTHORIZED') {
+        reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
+        return sendError(reply, 401, error.message);
+      }
+      return sendError(reply, 500, error.message);
+    }
+  });
+  return Promise.resolve();
+};

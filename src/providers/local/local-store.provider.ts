@@ -1,0 +1,35 @@
+import type { LookupQuery } from '../../lookup/lookup-query.js';
+import type { RecordRepository } from '../../datasets/record.repository.js';
+import type { Provider, ProviderAnswer } from '../provider.js';
+
+function numberField(doc: Record<string, unknown>, name: string): number {
+  const v = doc[name];
+  return typeof v === 'number' ? v : Number.MAX_SAFE_INTEGER;
+}
+
+/** Answers every operation from records the operator imported (and the bundled sample data). */
+export class LocalStoreProvider implements Provider {
+  readonly name = 'local';
+
+  constructor(private readonly records: RecordRepository) {}
+
+  async find(query: LookupQuery): Promise<ProviderAnswer> {
+    const { dataset } = query.operation;
+    if (dataset.kind === 'ncap') return this.searchRatings(query);
+    const document = await this.records.findDocument(dataset.name, query.key);
+    if (document === undefined) return { status: 'not-found' };
+    return { status: 'found', record: JSON.parse(document) as unknown, source: this.name };
+  }
+
+  /** Make equal, model contained, both case-insensitive (issue 2); ordered as Euro NCAP sorts. */
+  private async searchRatings(query: LookupQuery): Promise<ProviderAnswer> {
+    const make = query.values.Make ?? '';
+    const model = query.values.Model ?? '';
+    const rows = await this.records.findRatingsByMake(make);
+    const ratings = rows
+      .filter((r) => r.modelNorm.includes(model))
+      .map((r) => JSON.parse(r.document) as Record<string, unknown>)
+      .sort((a, b) => numberField(a, 'SortOrder') - numberField(b, 'SortOrder') || numberField(b, 'Year') - numberField(a, 'Year') || numberField(a, 'Id') - numberField(b, 'Id'));
+    return { status: 'found', record: ratings, source: this.name };
+  }
+}
