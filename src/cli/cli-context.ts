@@ -1,0 +1,48 @@
+import { loadConfig } from '../config.js';
+import { createServices, type Services } from '../services.js';
+import { systemClock } from '../shared/clock.js';
+import { openStorage } from '../storage/create-database.js';
+
+/** Where a command writes; tests capture it instead of spawning a process. */
+export interface CliOutput {
+  out(text: string): void;
+  err(text: string): void;
+  /** True when progress lines may be drawn (an interactive terminal). */
+  readonly interactive: boolean;
+}
+
+export const processOutput: CliOutput = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+  interactive: process.stderr.isTTY,
+};
+
+/** Opens the configured store (DATA_DIR / DATABASE_URL), runs `work`, and always closes it. */
+export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>): Promise<T> {
+  const config = loadConfig(env);
+  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  try {
+    return await work(createServices(storage, { clock: systemClock, requireApiKeyEverywhere: config.requireApiKey }));
+  } finally {
+    await storage.close();
+  }
+}
+
+/** Errors a command reports as a plain message and exit code 1 (no stack trace). */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+}
+
+export function parsePositiveInt(text: string, what: string, allowZero = false): number {
+  if (!/^\d+$/.test(text)) throw new CliError(`${what} must be a whole number (got "${text}")`);
+  const n = Number(text);
+  if (!allowZero && n === 0) throw new CliError(`${what} must be at least 1`);
+  return n;
+}
+
+/** `--since` accepts a date (2026-11-01) or a full ISO timestamp; returns ISO UTC. */
+export function parseSince(text: string): string {
+  const ms = Date.parse(/^\d{4}-\d{2}-\d{2}$/.test(text) ? `${text}T00:00:00Z` : text);
+  if (Number.isNaN(ms)) throw new CliError(`--since must be a date such as 2026-11-01 (got "${text}")`);
+  return new Date(ms).toISOString();
+}

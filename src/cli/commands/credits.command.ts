@@ -1,0 +1,47 @@
+import type { Command } from 'commander';
+import { parsePositiveInt, parseSince, withServices, type CliOutput } from '../cli-context.js';
+
+export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv, io: CliOutput): void {
+  program
+    .command('credits')
+    .description('top up an account')
+    .command('add')
+    .argument('<name>', 'username')
+    .argument('<n>', 'credits to add')
+    .option('--note <text>', 'note recorded on the ledger row (e.g. an invoice number)')
+    .option('--json', 'machine-readable output')
+    .description('add credits; the top-up is a ledger row')
+    .action(async (name: string, n: string, opts: { json?: boolean; note?: string }) => {
+      const amount = parsePositiveInt(n, 'the number of credits');
+      const balance = await withServices(env, (s) => s.accounts.addCredits(name, amount, opts.note ?? null));
+      if (opts.json) io.out(JSON.stringify({ username: name, added: amount, credits: balance }));
+      else io.out(`Added ${amount} credits to ${name}; balance ${balance}.`);
+    });
+
+  program
+    .command('usage')
+    .argument('<name>', 'username')
+    .option('--since <date>', 'only rows from this date or time on (e.g. 2026-11-01)')
+    .option('--json', 'machine-readable output: the ledger rows')
+    .description("show an account's ledger: debits and top-ups")
+    .action(async (name: string, opts: { json?: boolean; since?: string }) => {
+      const since = opts.since === undefined ? undefined : parseSince(opts.since);
+      const rows = await withServices(env, (s) => s.accounts.usage(name, since));
+      if (opts.json) {
+        io.out(JSON.stringify(rows));
+        return;
+      }
+      if (rows.length === 0) {
+        io.out(`No ledger rows for ${name}${since === undefined ? '' : ` since ${since}`}.`);
+        return;
+      }
+      io.out(['time                      delta  balance  kind    interface  operation             query'].join('\n'));
+      for (const r of rows) {
+        io.out(
+          `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}`,
+        );
+      }
+      const debits = rows.filter((r) => r.kind === 'debit');
+      io.out(`${debits.length} lookups charged, ${-debits.reduce((sum, r) => sum + r.delta, 0)} credits.`);
+    });
+}

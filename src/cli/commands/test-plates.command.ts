@@ -1,0 +1,59 @@
+import type { Command } from 'commander';
+import { Catalogue, joinKey } from '../../catalogue/catalogue.js';
+import { CliError, withServices, type CliOutput } from '../cli-context.js';
+
+/** Normalises the key values of a test plate exactly as a lookup would. */
+function keyFor(catalogue: Catalogue, operation: string, values: readonly string[]): string {
+  const op = catalogue.find(operation);
+  if (!op) throw new CliError(`unknown operation ${operation}`);
+  const params = Catalogue.keyParameters(op);
+  if (values.length !== params.length) {
+    throw new CliError(`${operation} takes ${params.length} key value${params.length === 1 ? '' : 's'}: ${params.map((p) => p.name).join(' ')}`);
+  }
+  return joinKey(
+    params.map((p, i) => {
+      const outcome = p.rule?.normalise(values[i] ?? '') ?? { ok: true as const, value: values[i] ?? '' };
+      if (!outcome.ok) throw new CliError(`${p.name} ${outcome.reason}`);
+      return outcome.value;
+    }),
+  );
+}
+
+export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessEnv, io: CliOutput): void {
+  const plates = program.command('test-plates').description('free test plates: they answer and cost no credit');
+
+  plates
+    .command('add')
+    .argument('<operation>', 'operation name, e.g. CheckUSA')
+    .argument('<values...>', 'the key values in parameter order, e.g. H84JAE NJ')
+    .option('--json', 'machine-readable output')
+    .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
+      await withServices(env, async (s) => {
+        const key = keyFor(s.catalogue, operation, values);
+        await s.records.addTestPlate(operation, key, new Date().toISOString());
+        io.out(opts.json ? JSON.stringify({ operation, key }) : `${operation} ${key} is now a free test plate.`);
+      });
+    });
+
+  plates
+    .command('remove')
+    .argument('<operation>', 'operation name')
+    .argument('<values...>', 'the key values in parameter order')
+    .option('--json', 'machine-readable output')
+    .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
+      await withServices(env, async (s) => {
+        const key = keyFor(s.catalogue, operation, values);
+        const removed = await s.records.removeTestPlate(operation, key);
+        io.out(opts.json ? JSON.stringify({ operation, key, removed }) : removed ? `${operation} ${key} costs credits again.` : `${operation} ${key} was not a test plate.`);
+      });
+    });
+
+  plates
+    .command('list')
+    .option('--json', 'machine-readable output')
+    .action(async (opts: { json?: boolean }) => {
+      const list = await withServices(env, (s) => s.records.listTestPlates());
+      if (opts.json) io.out(JSON.stringify(list.map((p) => ({ operation: p.operation, key: p.lookupKey }))));
+      else io.out(list.length === 0 ? 'No test plates.' : list.map((p) => `${p.operation} ${p.lookupKey}`).join('\n'));
+    });
+}
