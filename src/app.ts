@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { opsPlugin } from './ops/health.plugin.js';
@@ -51,6 +51,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // The router rejects malformed percent-encoding before any route runs. On the JSON interface
+    // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").
+    frameworkErrors: (error, request, reply) => {
+      const json = (request.raw.url ?? '').startsWith('/api/json.aspx/');
+      const status = json ? 500 : error.statusCode ?? 400;
+      // frameworkErrors is typed with the route's generic reply; it is a plain reply here.
+      void (reply as unknown as FastifyReply)
+        .code(status)
+        .header('access-control-allow-origin', '*')
+        .type('text/plain; charset=utf-8')
+        .send(error.code === 'FST_ERR_BAD_URL' ? 'The request path has malformed percent-encoding' : 'Bad request');
+    },
   });
 
   let draining = false;

@@ -1,0 +1,98 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEMO_EXAMPLE_PATH } from '../../src/bootstrap/seed.js';
+import { tempDir } from '../helpers/test-app.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const children: ChildProcess[] = [];
+// Vitest exports Vite's BASE_URL ("/") into process.env; the service would read it as its own.
+const { BASE_URL: _viteBase, DATABASE_URL: _db, ...inherited } = process.env;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** Starts the service as `npm start` does (tsx src/main.ts) and collects its output. */
+async function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; base: string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited: ${text}`);
+    try {
+      if ((await fetch(`${base}/readyz`)).status === 200) return { child, output: () => text, base };
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server did not become ready: ${text}`);
+}
+
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
+});
+
+describe('starting the service', () => {
+  it('creates the demo account on an empty store, prints its key once with a curl example that works, and exits cleanly on SIGTERM', async () => {
+    const dir = tempDir();
+    try {
+      const first = await start({ DATA_DIR: dir.path });
+      const output = first.output();
+      expect(output).toMatch(/SAMPLE records/);
+      const key = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(output);
+      expect(key?.[2]).toBe(`${first.base}${DEMO_EXAMPLE_PATH}`);
+      const auth = `Basic ${Buffer.from(`demo:${key?.[1] ?? ''}`).toString('base64')}`;
+      const res = await fetch(key?.[2] ?? '', { headers: { authorization: auth } });
+      expect(res.status).toBe(200);
+      expect(await (await fetch(`${first.base}/ajax/getcredits.aspx?username=demo`)).text()).toBe('99');
+      // Logs never carry the key.
+      expect(output.split(key?.[1] ?? '').length - 1).toBe(2);
+
+      first.child.kill('SIGTERM');
+      const [code] = (await once(first.child, 'exit')) as [number | null];
+      expect(code).toBe(0);
+
+      // A second start on the same store neither re-creates the account nor prints a key.
+      const second = await start({ DATA_DIR: dir.path });
+      expect(second.output()).not.toMatch(/API key/);
+      expect(await (await fetch(`${second.base}/ajax/getcredits.aspx?username=demo`)).text()).toBe('99');
+      second.child.kill('SIGTERM');
+      await once(second.child, 'exit');
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('refuses to start with a clear message on bad configuration', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: { ...inherited, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(child);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    expect(code).toBe(1);
+    expect(err).toMatch(/configuration error: PORT must be a port number/);
+  });
+});

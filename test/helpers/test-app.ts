@@ -1,0 +1,53 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildApp, type BuiltApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import type { Clock } from '../../src/shared/clock.js';
+
+export interface TestApp extends BuiltApp {
+  readonly config: Config;
+  readonly dataDir: string;
+  /** Creates an account and returns its API key. */
+  account(username: string, credits: number): Promise<string>;
+  /** Imports JSON Lines given as objects; throws if any line is invalid. */
+  importRecords(records: readonly unknown[]): Promise<void>;
+  /** `Authorization` header value for HTTP Basic. */
+  basic(username: string, apiKey: string): string;
+  close(): Promise<void>;
+}
+
+/** A real app on a fresh SQLite store in a temporary directory, quiet logs. */
+export async function createTestApp(env: Record<string, string> = {}, clock?: Clock): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const built = await buildApp(config, clock ? { clock } : {});
+  let counter = 0;
+  return {
+    ...built,
+    config,
+    dataDir,
+    async account(username, credits) {
+      const { apiKey } = await built.services.accounts.create(username, credits);
+      return apiKey;
+    },
+    async importRecords(records) {
+      counter += 1;
+      const file = join(dataDir, `import-${counter}.jsonl`);
+      writeFileSync(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const summary = await built.services.importer.importFile(file, { skipInvalid: false, source: 'test' });
+      if (!summary.committed) throw new Error(`test import had ${summary.invalid} invalid lines`);
+    },
+    basic: (username, apiKey) => `Basic ${Buffer.from(`${username}:${apiKey}`).toString('base64')}`,
+    async close() {
+      await built.app.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A temporary directory removed by the returned function. */
+export function tempDir(): { path: string; remove: () => void } {
+  const path = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
+  return { path, remove: () => { rmSync(path, { recursive: true, force: true }); } };
+}

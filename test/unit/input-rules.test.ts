@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import {
+  australianStateRule,
+  canadianProvinceRule,
+  int32Rule,
+  kbaNumberRule,
+  pakistanProvinceRule,
+  registrationRule,
+  textRule,
+  usStateRule,
+  vinRule,
+  type InputRule,
+} from '../../src/catalogue/input-rules.js';
+
+const value = (rule: InputRule, raw: string) => {
+  const r = rule.normalise(raw);
+  return r.ok ? r.value : undefined;
+};
+const reason = (rule: InputRule, raw: string) => {
+  const r = rule.normalise(raw);
+  return r.ok ? undefined : r.reason;
+};
+
+describe('input rules', () => {
+  it('compares registration numbers case-insensitively, ignoring spaces and hyphens', () => {
+    for (const raw of ['ab12 cde', 'AB12CDE', ' ab-12-cde ', 'Ab 12\tCde']) expect(value(registrationRule, raw)).toBe('AB12CDE');
+  });
+
+  it('folds full-width plate characters to one key', () => {
+    expect(value(registrationRule, 'ＡＢ１２ＣＤＥ')).toBe('AB12CDE');
+  });
+
+  it('rejects empty, over-long and punctuated registration numbers with a reason', () => {
+    expect(reason(registrationRule, '  ')).toMatch(/empty/);
+    expect(reason(registrationRule, 'A'.repeat(21))).toMatch(/20/);
+    expect(reason(registrationRule, "AB1'; DROP")).toMatch(/letters, digits/);
+    expect(reason(registrationRule, '<b>')).toBeDefined();
+  });
+
+  it('accepts the Australian states and territories in any case and nothing else', () => {
+    for (const s of ['NSW', 'VIC', 'QLD', 'SA', 'WA', 'TAS', 'ACT', 'NT']) {
+      expect(value(australianStateRule, s.toLowerCase())).toBe(s);
+    }
+    expect(reason(australianStateRule, 'NY')).toMatch(/NSW/);
+  });
+
+  it('accepts US state codes in lower case and upper-cases them', () => {
+    expect(value(usStateRule, 'nj')).toBe('NJ');
+    expect(value(usStateRule, ' dc ')).toBe('DC');
+    expect(value(usStateRule, 'XX')).toBeUndefined();
+    expect(value(usStateRule, 'NSW')).toBeUndefined();
+  });
+
+  it('accepts Canadian provinces and territories only', () => {
+    expect(value(canadianProvinceRule, 'on')).toBe('ON');
+    expect(value(canadianProvinceRule, 'YT')).toBe('YT');
+    expect(value(canadianProvinceRule, 'NY')).toBeUndefined();
+  });
+
+  it('maps Pakistani province aliases to one code so both spellings find one record', () => {
+    expect(value(pakistanProvinceRule, 'kp')).toBe('KPK');
+    expect(value(pakistanProvinceRule, 'Islamabad')).toBe('ICT');
+    expect(value(pakistanProvinceRule, 'punjab')).toBe('PUNJAB');
+    expect(value(pakistanProvinceRule, 'Texas')).toBeUndefined();
+  });
+
+  it('accepts 17-character VINs without I, O or Q', () => {
+    expect(value(vinRule, '1hgcv1f3xla048217')).toBe('1HGCV1F3XLA048217');
+    expect(reason(vinRule, '1HGCV1F3XLA04821')).toMatch(/17/);
+    expect(reason(vinRule, '1HGCV1F3XLA04821O')).toMatch(/no I, O or Q/);
+    expect(reason(vinRule, '1HGCV1F3XLA04821I')).toBeDefined();
+  });
+
+  it('normalises KBA numbers to HSN/TSN with a slash', () => {
+    expect(value(kbaNumberRule, '0005/alq')).toBe('0005/ALQ');
+    expect(value(kbaNumberRule, '0005ALQ')).toBe('0005/ALQ');
+    expect(value(kbaNumberRule, '0005 / ALQ')).toBe('0005/ALQ');
+    expect(value(kbaNumberRule, '005/ALQ')).toBeUndefined();
+  });
+
+  it('parses NatCode as a 32-bit integer the way System.Int32 does', () => {
+    expect(value(int32Rule, ' 0123 ')).toBe('123');
+    expect(value(int32Rule, '2147483647')).toBe('2147483647');
+    expect(value(int32Rule, '2147483648')).toBeUndefined();
+    expect(value(int32Rule, '12a')).toBeUndefined();
+    expect(value(int32Rule, '1.5')).toBeUndefined();
+  });
+
+  it('trims and case-folds free text and bounds its length', () => {
+    expect(value(textRule, '  Volvo   Cars ')).toBe('VOLVO CARS');
+    expect(value(textRule, 'x'.repeat(101))).toBeUndefined();
+  });
+});
