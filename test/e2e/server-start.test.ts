@@ -31,8 +31,8 @@ async function start(env: Record<string, string>): Promise<{ child: ChildProcess
   });
   children.push(child);
   let text = '';
-  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
-  child.stderr?.on('data', (d: Buffer) => (text += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (text += d.toString()));
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
