@@ -3,7 +3,10 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { opsPlugin } from './ops/health.plugin.js';
+import { asmxHttpPlugin } from './protocols/asmx-http/asmx-http.plugin.js';
 import { jsonPlugin } from './protocols/json/json.plugin.js';
+import { serviceEndpoints } from './protocols/service-endpoints.js';
+import { soapPlugin } from './protocols/soap/soap.plugin.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { openStorage, type Storage } from './storage/create-database.js';
@@ -90,7 +93,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${request.url.split('?', 1)[0] ?? ''}`),
   );
 
+  const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });
+  const xmlOptions = { endpoints, pipeline: services.pipeline, baseUrl: config.baseUrl, bodyLimit: config.xmlBodyLimit };
   await app.register(jsonPlugin, { pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
+  await app.register(soapPlugin, xmlOptions);
+  await app.register(asmxHttpPlugin, xmlOptions);
   await app.register(imagePlugin, { imagesDir: config.imagesDir });
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });

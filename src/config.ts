@@ -21,6 +21,12 @@ export interface Config {
   readonly imagesDir: string;
   /** Honour X-Forwarded-* from a reverse proxy when building URLs. */
   readonly trustProxy: boolean;
+  /** XML namespace of reg.asmx (compat-notes: `http://regcheck.org.uk`). */
+  readonly regNamespace: string;
+  /** XML namespace of bespokeapi.asmx (compat-notes: `http://Regcheck.org.uk/`). */
+  readonly bespokeNamespace: string;
+  /** Largest SOAP or form request body, in bytes, after any gzip inflation. */
+  readonly xmlBodyLimit: number;
 }
 
 export class ConfigError extends Error {
@@ -40,6 +46,12 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
 function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const v = env[name]?.trim();
   return v === undefined || v === '' ? undefined : v;
+}
+
+function namespace(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const value = nonEmpty(env, name) ?? fallback;
+  if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(value) || /["<>&]/.test(value)) throw new ConfigError(`${name} must be an absolute URI (got "${value}")`);
+  return value;
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -66,6 +78,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const realm = nonEmpty(env, 'AUTH_REALM') ?? 'vehicle-lookup';
   if (/["\\\r\n]/.test(realm)) throw new ConfigError('AUTH_REALM must not contain quotes, backslashes or line breaks');
 
+  const limitText = nonEmpty(env, 'XML_BODY_LIMIT') ?? '1048576';
+  const xmlBodyLimit = Number(limitText);
+  if (!Number.isInteger(xmlBodyLimit) || xmlBodyLimit < 1024 || xmlBodyLimit > 64 * 1024 * 1024) {
+    throw new ConfigError(`XML_BODY_LIMIT must be a number of bytes from 1024 to 67108864 (got "${limitText}")`);
+  }
+
   const dataDir = resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
   return Object.freeze({
     port,
@@ -80,5 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedOnEmptyStore: bool(env, 'SEED_DEMO', true),
     imagesDir: resolve(nonEmpty(env, 'IMAGES_DIR') ?? resolve(dataDir, 'images')),
     trustProxy: bool(env, 'TRUST_PROXY', false),
+    regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
+    bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
+    xmlBodyLimit,
   });
 }

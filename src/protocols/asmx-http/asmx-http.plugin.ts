@@ -1,0 +1,143 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
+import { int32Rule } from '../../catalogue/input-rules.js';
+import { LookupError } from '../../lookup/lookup-error.js';
+import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import type { LookupResult } from '../../lookup/lookup-result.js';
+import { baseUrlOf } from '../../web/base-url.js';
+import { parseBasicAuth } from '../../web/basic-auth.js';
+import type { ServiceEndpoint } from '../service-endpoints.js';
+import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
+import { writeResultContent } from '../xml/result-encoder.js';
+import { XmlWriter } from '../xml/xml-writer.js';
+import { XSD_NS, XSI_NS } from '../soap/soap-envelope.js';
+
+export interface AsmxHttpPluginOptions {
+  readonly endpoints: readonly ServiceEndpoint[];
+  readonly pipeline: LookupPipeline;
+  readonly baseUrl: string | undefined;
+  readonly bodyLimit: number;
+}
+
+/** An error in ASMX's GET/POST form: 500, plain text, message + CRLF (compat-notes "Errors"). */
+class AsmxHttpError extends Error {
+  override readonly name = 'AsmxHttpError';
+  constructor(
+    message: string,
+    readonly status = 500,
+  ) {
+    super(message);
+  }
+}
+
+/** The bare result document of the GET/POST bindings: root named after the result type, 2-space indented. */
+export function writeHttpResult(result: LookupResult, namespace: string): string {
+  const w = new XmlWriter(true).declaration();
+  const attributes: ReadonlyArray<readonly [string, string]> = [
+    ['xmlns:xsd', XSD_NS],
+    ['xmlns:xsi', XSI_NS],
+    ['xmlns', namespace],
+  ];
+  if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
+    w.empty(result.type, attributes);
+  } else {
+    w.open(result.type, attributes);
+    writeResultContent(w, result);
+    w.close();
+  }
+  return w.toString();
+}
+
+/**
+ * Values by parameter name from query or form pairs. Names match case-insensitively, the first
+ * occurrence wins, unknown names are ignored; a required parameter that is absent is an error.
+ */
+function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<string, string> {
+  const byLowerName = new Map<string, string>();
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    if (!byLowerName.has(key)) byLowerName.set(key, value);
+  }
+  const args: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const param of op.parameters) {
+    const value = byLowerName.get(param.name.toLowerCase());
+    if (value === undefined) {
+      if (param.required) throw new AsmxHttpError(`Missing parameter: ${param.name}.`);
+      continue;
+    }
+    // The GET/POST bindings send every parameter as text; ASMX converts ints before the call.
+    if (param.xmlType === 's:int' && !int32Rule.normalise(value).ok) {
+      throw new AsmxHttpError(`Cannot convert ${value} to System.Int32.`);
+    }
+    args[param.name] = value;
+  }
+  return args;
+}
+
+/**
+ * HTTP GET and HTTP POST (form) on `/api/{service}.asmx/{Operation}` (issue 3 "Endpoints"):
+ * parameters from the query string or the form, bare result XML, ASMX-style plain-text errors.
+ */
+export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, options) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  const sendError = (reply: FastifyReply, status: number, message: string): FastifyReply =>
+    reply.code(status).type('text/plain; charset=utf-8').send(`${message}\r\n`);
+
+  app.setErrorHandler((error, request, reply) => {
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status === 413) return sendError(reply, 413, `Request body is larger than ${options.bodyLimit} bytes.`);
+    if (status < 500) return sendError(reply, status, 'Request format is invalid.');
+    request.log.error({ err: error }, 'GET/POST request failed');
+    return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
+  });
+
+  for (const endpoint of options.endpoints) {
+    const handle = async (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): Promise<FastifyReply> => {
+      const name = request.params.operation;
+      try {
+        const op = endpoint.find(name);
+        if (!op) {
+          const near = endpoint.findIgnoringCase(name);
+          throw new AsmxHttpError(
+            near
+              ? `${name} Web Service method name is not valid. Method names are case sensitive: did you mean ${near.name}?`
+              : `${name} Web Service method name is not valid.`,
+          );
+        }
+        let pairs: URLSearchParams;
+        if (verb === 'GET') {
+          pairs = new URLSearchParams((request.raw.url ?? '').split('?').slice(1).join('?'));
+        } else {
+          const media = parseMediaType(request.headers['content-type']);
+          if (media.type !== 'application/x-www-form-urlencoded') {
+            throw new AsmxHttpError(`Request format is invalid: ${request.headers['content-type'] ?? ''}.`);
+          }
+          const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+          pairs = new URLSearchParams(decodeBody(body, request.headers['content-encoding'], media.parameters.get('charset'), options.bodyLimit));
+        }
+        const args = bindPairs(op, pairs);
+        const outcome = await options.pipeline.execute({
+          operationName: op.name,
+          bind: () => args,
+          auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
+          interface: verb === 'GET' ? 'http-get' : 'http-post',
+          requestId: request.id,
+          baseUrl: baseUrlOf(request, options.baseUrl),
+        });
+        return await reply.code(200).type('text/xml; charset=utf-8').send(writeHttpResult(outcome.result, endpoint.namespace));
+      } catch (error) {
+        if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);
+        if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);
+        if (error instanceof LookupError) return sendError(reply, 500, error.message);
+        request.log.error({ err: error }, 'GET/POST lookup failed unexpectedly');
+        return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
+      }
+    };
+    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'GET'));
+    app.post<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'POST'));
+  }
+  return Promise.resolve();
+};

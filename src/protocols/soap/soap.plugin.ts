@@ -1,0 +1,133 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { LookupError } from '../../lookup/lookup-error.js';
+import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import { baseUrlOf } from '../../web/base-url.js';
+import { parseBasicAuth } from '../../web/basic-auth.js';
+import type { ServiceEndpoint } from '../service-endpoints.js';
+import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
+import { readXml, XmlReadError } from '../xml/xml-reader.js';
+import {
+  readEnvelope,
+  readParameters,
+  SOAP_CONTENT_TYPE,
+  SoapRequestError,
+  writeSoapFault,
+  writeSoapResponse,
+  type SoapVersion,
+} from './soap-envelope.js';
+
+export interface SoapPluginOptions {
+  readonly endpoints: readonly ServiceEndpoint[];
+  readonly pipeline: LookupPipeline;
+  readonly baseUrl: string | undefined;
+  readonly bodyLimit: number;
+}
+
+/** ASMX's wording for an exception thrown by the operation (compat-notes "Errors"). */
+const PROCESS_PREFIX = 'Server was unable to process request. ---> ';
+
+const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml']);
+
+/** Strips one pair of surrounding double quotes and URL-decodes, as ASMX reads SOAPAction. */
+function soapActionOf(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  let value = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
+  if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * SOAP 1.1 and 1.2 on `/api/reg.asmx` and `/api/bespokeapi.asmx` (issue 3 "Endpoints"). Decodes
+ * the envelope into a LookupRequest and encodes the result or the fault; nothing else.
+ */
+export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) => {
+  // Every body arrives as bytes: the handler decides what the content type means, so an
+  // unexpected type still gets a SOAP fault rather than Fastify's JSON error.
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
+    done(null, body);
+  });
+
+  const sendFault = (reply: FastifyReply, version: SoapVersion, status: number, kind: SoapRequestError['faultCode'], message: string): FastifyReply =>
+    reply.code(status).type(SOAP_CONTENT_TYPE[version]).send(writeSoapFault(version, kind, message));
+
+  // Errors raised before the handler (body too large, aborted upload) are faults too.
+  app.setErrorHandler((error, request, reply) => {
+    const version: SoapVersion = parseMediaType(request.headers['content-type']).type === 'application/soap+xml' ? '1.2' : '1.1';
+    const status = (error as { statusCode?: number }).statusCode ?? 500;
+    if (status === 413) return sendFault(reply, version, 413, 'Client', `The request body is larger than ${options.bodyLimit} bytes`);
+    if (status < 500) return sendFault(reply, version, status, 'Client', 'The request could not be read');
+    request.log.error({ err: error }, 'SOAP request failed');
+    return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}Internal error; quote request id ${request.id} to the operator`);
+  });
+
+  for (const endpoint of options.endpoints) {
+    app.post(endpoint.definition.path, async (request: FastifyRequest, reply) => {
+      const media = parseMediaType(request.headers['content-type']);
+      // The content type chooses the version; the envelope namespace is checked against it below.
+      const declared: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
+      let version = declared;
+      try {
+        if (!SOAP_MEDIA_TYPES.has(media.type)) {
+          throw new SoapRequestError(415, 'Client', `Unsupported content type ${media.type || '(none)'}: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)`);
+        }
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const text = decodeBody(body, request.headers['content-encoding'], media.parameters.get('charset'), options.bodyLimit);
+        const envelope = readEnvelope(readXml(text));
+        version = envelope.version;
+        if (envelope.version === '1.1' && media.type !== 'text/xml') {
+          throw new SoapRequestError(415, 'Client', `A SOAP 1.1 envelope must be sent as text/xml, not ${media.type}`);
+        }
+
+        const action = envelope.version === '1.1' ? soapActionOf(request.headers.soapaction) : media.parameters.get('action');
+        const element = envelope.operation;
+        let op = action === undefined || action === '' ? undefined : endpoint.findByAction(action);
+        if (op === undefined) {
+          if (envelope.version === '1.1' && action !== undefined) {
+            throw new SoapRequestError(500, 'Client', `Server did not recognize the value of HTTP Header SOAPAction: ${action}.`);
+          }
+          // SOAP 1.2 without a usable action, or 1.1 without the header: the body element decides.
+          op = element.uri === endpoint.namespace ? endpoint.find(element.local) : undefined;
+          if (op === undefined) {
+            throw new SoapRequestError(500, 'Client', `Server did not recognize the request element {${element.uri}}${element.local}.`);
+          }
+        }
+        if (element.local !== op.name || element.uri !== endpoint.namespace) {
+          throw new SoapRequestError(
+            500,
+            'Client',
+            `Server was unable to read request. ---> The body element {${element.uri}}${element.local} was not expected; ${op.name} takes {${endpoint.namespace}}${op.name}.`,
+          );
+        }
+
+        const args = readParameters(element, op, endpoint.namespace);
+        const found = op;
+        const outcome = await options.pipeline.execute({
+          operationName: found.name,
+          bind: () => args,
+          auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
+          interface: version === '1.1' ? 'soap11' : 'soap12',
+          requestId: request.id,
+          baseUrl: baseUrlOf(request, options.baseUrl),
+        });
+        return await reply
+          .code(200)
+          .type(SOAP_CONTENT_TYPE[version])
+          .send(writeSoapResponse(version, found, endpoint.namespace, outcome.result));
+      } catch (error) {
+        if (error instanceof SoapRequestError) return sendFault(reply, version, error.status, error.faultCode, error.message);
+        if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', error.message);
+        if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
+        if (error instanceof LookupError) {
+          return sendFault(reply, version, 500, error.isClientError ? 'Client' : 'Server', `${PROCESS_PREFIX}${error.message}`);
+        }
+        request.log.error({ err: error }, 'SOAP lookup failed unexpectedly');
+        return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}Internal error; quote request id ${request.id} to the operator`);
+      }
+    });
+  }
+  return Promise.resolve();
+};
