@@ -7,6 +7,8 @@ import { openStorage } from '../storage/create-database.js';
 export interface CliOutput {
   out(text: string): void;
   err(text: string): void;
+  /** Redraws a one-line progress indicator (only called when `interactive`). */
+  progress(text: string): void;
   /** True when progress lines may be drawn (an interactive terminal). */
   readonly interactive: boolean;
 }
@@ -14,6 +16,7 @@ export interface CliOutput {
 export const processOutput: CliOutput = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  progress: (text) => process.stderr.write(`\r${text}   `),
   interactive: process.stderr.isTTY,
 };
 
@@ -31,6 +34,14 @@ export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: S
 /** Errors a command reports as a plain message and exit code 1 (no stack trace). */
 export class CliError extends Error {
   override readonly name = 'CliError';
+}
+
+/** Ends a command with an exit code after it has printed its own report. */
+export class CliExit extends Error {
+  override readonly name = 'CliExit';
+  constructor(readonly exitCode: number) {
+    super(`exit ${exitCode}`);
+  }
 }
 
 export function parsePositiveInt(text: string, what: string, allowZero = false): number {

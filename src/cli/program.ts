@@ -1,7 +1,7 @@
 import { Command, CommanderError } from 'commander';
 import { AccountError } from '../accounts/account.service.js';
 import { ConfigError } from '../config.js';
-import { CliError, processOutput, type CliOutput } from './cli-context.js';
+import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.js';
 import { registerAccountCommands } from './commands/accounts.command.js';
 import { registerCreditCommands } from './commands/credits.command.js';
 import { registerImportCommand } from './commands/import.command.js';
@@ -26,8 +26,9 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const program = buildProgram(env, io);
   try {
     await program.parseAsync(argv, { from: 'user' });
-    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+    return 0;
   } catch (error) {
+    if (error instanceof CliExit) return error.exitCode;
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
     if (error instanceof AccountError || error instanceof CliError || error instanceof ConfigError) {
       io.err(`vehicle-lookup: ${error.message}`);

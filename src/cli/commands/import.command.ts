@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { CliError, withServices, type CliOutput } from '../cli-context.js';
+import { CliError, CliExit, withServices, type CliOutput } from '../cli-context.js';
 
 export function registerImportCommand(program: Command, env: NodeJS.ProcessEnv, io: CliOutput): void {
   program
@@ -25,7 +25,7 @@ export function registerImportCommand(program: Command, env: NodeJS.ProcessEnv, 
           onProgress: (lines, phase) => {
             if (!io.interactive || opts.json) return;
             const seconds = (Date.now() - started) / 1000;
-            process.stderr.write(`\r${phase}: ${lines} lines (${Math.round(lines / Math.max(seconds, 0.001))}/s)   `);
+            io.progress(`${phase}: ${lines} lines (${Math.round(lines / Math.max(seconds, 0.001))}/s)`);
             progress.drew = true;
           },
         }),
@@ -33,7 +33,7 @@ export function registerImportCommand(program: Command, env: NodeJS.ProcessEnv, 
         if (error instanceof Error && 'code' in error && error.code === 'ENOENT') throw new CliError(`cannot read ${file}: no such file`);
         throw error;
       });
-      if (progress.drew) process.stderr.write('\n');
+      if (progress.drew) io.err('');
       if (opts.json) {
         io.out(JSON.stringify({ ...summary, errors }));
       } else if (summary.committed) {
@@ -42,6 +42,6 @@ export function registerImportCommand(program: Command, env: NodeJS.ProcessEnv, 
       } else {
         io.err(`Nothing imported: ${summary.invalid} invalid line${summary.invalid === 1 ? '' : 's'} (fix them or use --skip-invalid).`);
       }
-      if (!summary.committed) process.exitCode = 1;
+      if (!summary.committed) throw new CliExit(1);
     });
 }
