@@ -1,25 +1,33 @@
 /**
- * Writes the generated docs (docs/operations.md) from the catalogue. `--check` writes nothing and
- * exits 1 when the committed file is stale, for CI; test/docs/operations-doc.test.ts checks the same.
+ * Writes the generated artefacts (docs/operations.md, the WSDL snapshots in docs/wsdl/) from the
+ * code. `--check` writes nothing and exits 1 when a committed file is stale; the test suite
+ * (test/docs/generated-artefacts.test.ts) checks the same.
  */
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Catalogue } from '../src/catalogue/catalogue.js';
-import { renderOperationsMarkdown } from '../src/catalogue/catalogue-docs.js';
+import { generatedArtefacts } from './generated-artefacts.js';
 
-const OPERATIONS_DOC_PATH = fileURLToPath(new URL('../docs/operations.md', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 async function main(check: boolean): Promise<number> {
-  const expected = renderOperationsMarkdown(new Catalogue());
-  if (check) {
-    const current = await readFile(OPERATIONS_DOC_PATH, 'utf8').catch(() => '');
-    if (current === expected) return 0;
-    console.error('docs/operations.md is stale: run npm run docs:generate');
-    return 1;
+  let stale = 0;
+  for (const artefact of generatedArtefacts()) {
+    const path = join(ROOT, artefact.path);
+    const expected = artefact.render();
+    if (check) {
+      const current = await readFile(path, 'utf8').catch(() => '');
+      if (current !== expected) {
+        console.error(`${artefact.path} is stale: run npm run docs:generate`);
+        stale += 1;
+      }
+      continue;
+    }
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, expected);
+    console.log(`wrote ${artefact.path}`);
   }
-  await writeFile(OPERATIONS_DOC_PATH, expected);
-  console.log('wrote docs/operations.md');
-  return 0;
+  return stale === 0 ? 0 : 1;
 }
 
 process.exitCode = await main(process.argv.includes('--check'));

@@ -72,8 +72,8 @@ function envelopeOpen(w: XmlWriter, version: SoapVersion): void {
 }
 
 /** `<{Op}Response xmlns="{ns}"><{Op}Result>...` in one line, as ASMX writes it. */
-export function writeSoapResponse(version: SoapVersion, op: OperationDeclaration, namespace: string, result: LookupResult): string {
-  const w = new XmlWriter(false);
+export function writeSoapResponse(version: SoapVersion, op: OperationDeclaration, namespace: string, result: LookupResult, indent = false): string {
+  const w = new XmlWriter(indent);
   envelopeOpen(w, version);
   w.open(`${op.name}Response`, [['xmlns', namespace]]);
   if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
