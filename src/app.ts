@@ -7,6 +7,7 @@ import { asmxHttpPlugin } from './protocols/asmx-http/asmx-http.plugin.js';
 import { jsonPlugin } from './protocols/json/json.plugin.js';
 import { serviceEndpoints } from './protocols/service-endpoints.js';
 import { soapPlugin } from './protocols/soap/soap.plugin.js';
+import { wsdlPlugin } from './protocols/wsdl/wsdl.plugin.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { openStorage, type Storage } from './storage/create-database.js';
@@ -98,6 +99,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(jsonPlugin, { pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
   await app.register(soapPlugin, xmlOptions);
   await app.register(asmxHttpPlugin, xmlOptions);
+  await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });
   await app.register(imagePlugin, { imagesDir: config.imagesDir });
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });

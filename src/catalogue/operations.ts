@@ -122,7 +122,7 @@ const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 const plateOperations = PLATE_COUNTRIES.map(([name, label]) =>
-  vehicleOperation(name, label, `Looks up a ${label} vehicle by its registration number.`, [registration()]),
+  vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration()]),
 );
 
 const stateParameter = (name: string, rule: ParameterDeclaration['rule'], description: string): ParameterDeclaration => ({

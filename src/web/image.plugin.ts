@@ -17,10 +17,19 @@ const TYPES: ReadonlyArray<readonly [string, string]> = [
   ['svg', 'image/svg+xml'],
 ];
 
+/**
+ * Candidate file stems, most specific first: "Land Rover Defender" -> land-rover-defender,
+ * land-rover, land. The make/model boundary is not in the URL, so every word prefix is tried.
+ */
+function candidateStems(makeModel: string): string[] {
+  const words = makeModel.trim().split(/\s+/u);
+  const stems: string[] = [];
+  for (let n = words.length; n >= 1; n -= 1) stems.push(imageSlug(words.slice(0, n).join(' ')));
+  return [...new Set(stems)];
+}
+
 async function operatorPicture(dir: string, makeModel: string): Promise<{ data: Buffer; type: string } | undefined> {
-  const full = imageSlug(makeModel);
-  const make = imageSlug(makeModel.split(/\s+/u)[0] ?? '');
-  for (const stem of new Set([full, make])) {
+  for (const stem of candidateStems(makeModel)) {
     if (stem === '') continue;
     for (const [ext, type] of TYPES) {
       try {

@@ -280,7 +280,7 @@ describe('invalid lines', () => {
     [{ operation: 'CheckFrance', key: { RegistrationNumber: 'AB14' }, mot: MOT.mot }, /unexpected field "mot"/],
     [{ operation: 'CheckEuroNCap', ncap: { ...NCAP.ncap, Id: 1, AdultOccupantStars: '5' } }, /ncap\.AdultOccupantStars must be a whole number/],
     [{ operation: 'UKMOT', key: { RegistrationNumber: 'AB15' }, mot: { Tests: { TestDate: '2025.01.01' } } }, /mot\.Tests must be an array/],
-    [{ operation: 'CheckFrance', key: { Registration: 'AB16' }, vehicle: {} }, /key field "Registration" is not a parameter of CheckFrance/],
+    [{ operation: 'CheckFrance', key: { Registration: 'AB16' }, vehicle: {} }, /key field "Registration" is not part of the CheckFrance key/],
     [USA, undefined],
   ];
   const expectedErrors = LINES.flatMap(([, reason], i) => (reason ? [{ line: i + 1, reason }] : []));
@@ -340,7 +340,7 @@ describe('invalid lines', () => {
     ['an NCAP date that is not ISO 8601', { operation: 'CheckEuroNCap', ncap: { Make: 'Volvo', Model: 'XC60', ReleaseDate: '31/05/2017' } }, /ncap\.ReleaseDate must be an ISO 8601/],
     ['an MOT test whose advisories are not strings', { ...MOT, mot: { Tests: [{ Advisories: [1] }] } }, /mot\.Tests\[0\]\.Advisories must be an array of strings/],
     ['a registration with punctuation', { operation: 'CheckFrance', key: { RegistrationNumber: 'AB!12' }, vehicle: {} }, /key\.RegistrationNumber may contain only/],
-    ['CheckUSAMinimal keyed with CheckUSA parameter names', { ...USA_MINIMAL, key: { RegistrationNumber: 'AB12', State: 'CA' } }, /not a parameter of CheckUSAMinimal/],
+    ['CheckUSAMinimal keyed with CheckUSA parameter names', { ...USA_MINIMAL, key: { RegistrationNumber: 'AB12', State: 'CA' } }, /not part of the CheckUSAMinimal key/],
   ])('rejects %s', async (_what, line, reason) => {
     const summary = await importFile(store.writeJsonl('one.jsonl', [FRANCE, line]));
     expect(summary.code).toBe(1);

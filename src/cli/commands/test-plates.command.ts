@@ -7,6 +7,7 @@ function keyFor(catalogue: Catalogue, operation: string, values: readonly string
   const op = catalogue.find(operation);
   if (!op) throw new CliError(`unknown operation ${operation}`);
   const params = Catalogue.keyParameters(op);
+  if (params.length === 0) throw new CliError(`${operation} is a search, not a lookup by key, so it has no test plates`);
   if (values.length !== params.length) {
     throw new CliError(`${operation} takes ${params.length} key value${params.length === 1 ? '' : 's'}: ${params.map((p) => p.name).join(' ')}`);
   }

@@ -71,7 +71,7 @@ export class RecordValidator {
     const params = Catalogue.keyParameters(op);
     const names = new Set(params.map((p) => p.name));
     const unknown = Object.keys(raw).filter((k) => !names.has(k));
-    if (unknown.length > 0) return fail(`key field "${unknown[0] ?? ''}" is not a parameter of ${operation} (expected ${params.map((p) => p.name).join(', ')})`);
+    if (unknown.length > 0) return fail(`key field "${unknown[0] ?? ''}" is not part of the ${operation} key (expected ${params.map((p) => p.name).join(', ')})`);
     const values: string[] = [];
     for (const p of params) {
       const v = raw[p.name];
