@@ -34,13 +34,6 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Builds the whole service without listening (STYLE.md 9). */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
   const metrics = new Metrics();
-  const storage = options.storage ?? (await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl }));
-  const services = createServices(storage, {
-    clock: options.clock ?? systemClock,
-    requireApiKeyEverywhere: config.requireApiKey,
-    observer: metrics,
-  });
-
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -67,6 +60,22 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         .type('text/plain; charset=utf-8')
         .send(error.code === 'FST_ERR_BAD_URL' ? 'The request path has malformed percent-encoding' : 'Bad request');
     },
+  });
+
+  const storage =
+    options.storage ??
+    (await openStorage({
+      dataDir: config.dataDir,
+      databaseUrl: config.databaseUrl,
+      poolSize: config.dbPoolSize,
+      onConnectionError: (error) => {
+        app.log.warn({ err: error }, 'a pooled database connection failed; it will be replaced');
+      },
+    }));
+  const services = createServices(storage, {
+    clock: options.clock ?? systemClock,
+    requireApiKeyEverywhere: config.requireApiKey,
+    observer: metrics,
   });
 
   let draining = false;

@@ -7,6 +7,8 @@ export interface Config {
   /** Directory of the embedded store and operator files (images/). */
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL connections per process. */
+  readonly dbPoolSize: number;
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
   readonly baseUrl: string | undefined;
   readonly logLevel: string;
@@ -84,12 +86,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`XML_BODY_LIMIT must be a number of bytes from 1024 to 67108864 (got "${limitText}")`);
   }
 
+  const poolText = nonEmpty(env, 'DB_POOL_SIZE') ?? '10';
+  const dbPoolSize = Number(poolText);
+  if (!Number.isInteger(dbPoolSize) || dbPoolSize < 1 || dbPoolSize > 1000) throw new ConfigError(`DB_POOL_SIZE must be a whole number from 1 to 1000 (got "${poolText}")`);
+
   const dataDir = resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
   return Object.freeze({
     port,
     host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
     dataDir,
     databaseUrl: nonEmpty(env, 'DATABASE_URL'),
+    dbPoolSize,
     baseUrl,
     logLevel,
     authRealm: realm,

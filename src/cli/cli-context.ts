@@ -23,7 +23,7 @@ export const processOutput: CliOutput = {
 /** Opens the configured store (DATA_DIR / DATABASE_URL), runs `work`, and always closes it. */
 export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>): Promise<T> {
   const config = loadConfig(env);
-  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl });
+  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize });
   try {
     return await work(createServices(storage, { clock: systemClock, requireApiKeyEverywhere: config.requireApiKey }));
   } finally {

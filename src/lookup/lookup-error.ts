@@ -12,6 +12,8 @@ export type LookupErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   | 'INTERNAL';
 
+const CLIENT_CODES: ReadonlySet<LookupErrorCode> = new Set(['INVALID_INPUT', 'UNKNOWN_OPERATION', 'UNAUTHORIZED', 'ACCOUNT_DISABLED']);
+
 export class LookupError extends Error {
   override readonly name = 'LookupError';
 
@@ -22,9 +24,13 @@ export class LookupError extends Error {
     super(message);
   }
 
-  /** True for errors caused by the caller's input or credentials (SOAP Client/Sender faults). */
+  /**
+   * True for bad input and authentication problems: SOAP Client/Sender faults. Everything else
+   * (not found, out of credit, upstream down) is a Server/Receiver fault, as issue 3 specifies and
+   * as ASMX reports exceptions thrown by an operation.
+   */
   get isClientError(): boolean {
-    return this.code !== 'INTERNAL' && this.code !== 'UPSTREAM_UNAVAILABLE';
+    return CLIENT_CODES.has(this.code);
   }
 }
 

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import type { DatabaseSchema, Db } from './database.js';
 import type { Engine } from './engine.js';
 import { migrationProvider } from './migrations/index.js';
@@ -11,6 +12,14 @@ export interface StorageOptions {
   readonly dataDir: string;
   /** `DATABASE_URL`; a `sqlite:` / `file:` URL or a path selects SQLite, postgres URLs PostgreSQL. */
   readonly databaseUrl?: string | undefined;
+  /** PostgreSQL connections per process (`DB_POOL_SIZE`). */
+  readonly poolSize?: number | undefined;
+  /**
+   * Told when an idle pooled connection fails (server restart, network). The pool drops that
+   * connection and the next query opens a new one; without a listener the error would end the
+   * process.
+   */
+  readonly onConnectionError?: ((error: Error) => void) | undefined;
 }
 
 export interface Storage {
@@ -34,12 +43,57 @@ function sqlitePath(options: StorageOptions): string {
   return url.replace(/^(sqlite|file):(\/\/)?/, '');
 }
 
+/** True when DATABASE_URL selects PostgreSQL. */
+export function isPostgresUrl(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
+}
+
+/** The URL without its password, for logs and /readyz. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'postgres://(unparseable URL)';
+  }
+}
+
+/** Any constant shared by every instance: migrations of all instances queue on it. */
+const MIGRATION_LOCK_KEY = 0x76_6c_6d_69; // "vlmi"
+
+/**
+ * Opens PostgreSQL. Migrations run under a session-level advisory lock held on a connection of
+ * its own, so instances that start together apply them one at a time (issue 5).
+ */
+async function openPostgres(url: string, poolSize: number, onConnectionError: (error: Error) => void): Promise<Storage> {
+  // int8 (COUNT, SUM) as a JS number: every count and balance we read fits comfortably.
+  pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'vehicle-lookup' });
+  pool.on('error', onConnectionError);
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  const lock = new pg.Client({ connectionString: url, application_name: 'vehicle-lookup-migrations' });
+  try {
+    await lock.connect();
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await migrate(db, 'postgres');
+    } finally {
+      await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
+    }
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+  return { db, engine: 'postgres', description: redactUrl(url), close: () => db.destroy() };
+}
+
 /** Opens the store chosen by the configuration and brings its schema up to date. */
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
-  if (/^postgres(ql)?:/i.test(url)) {
-    throw new Error('PostgreSQL storage is not available in this build yet; unset DATABASE_URL to use the embedded SQLite store');
-  }
+  if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
   const path = sqlitePath(options);
   const sqlite = new SQLite(path);
   sqlite.pragma('journal_mode = WAL');

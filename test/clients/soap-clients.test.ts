@@ -73,7 +73,7 @@ describe('the soap npm client built from our ?WSDL', () => {
 
   it('surfaces a not-found lookup as a SOAP fault with the "Lookup failed" message', async () => {
     const client = await soap.createClientAsync(`${base}/api/reg.asmx?wsdl`);
-    await expect(call(client, 'CheckFrance', { RegistrationNumber: 'ZZ999ZZ', username: 'client' })).rejects.toThrow(/soap:Client: .*France Lookup failed/);
+    await expect(call(client, 'CheckFrance', { RegistrationNumber: 'ZZ999ZZ', username: 'client' })).rejects.toThrow(/soap:Server: .*France Lookup failed/);
   });
 });
 

@@ -77,7 +77,7 @@ describe('one credit pool across every binding', () => {
       payload: envelope(SOAP11, checkFrance('empty')),
     });
     expect(soapRes.statusCode).toBe(500);
-    expect(soapRes.body).toContain('<faultcode>soap:Client</faultcode><faultstring>Server was unable to process request. ---&gt; Out of credit');
+    expect(soapRes.body).toContain('<faultcode>soap:Server</faultcode><faultstring>Server was unable to process request. ---&gt; Out of credit');
     const getRes = await t.app.inject({ url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=empty' });
     expect(getRes.statusCode).toBe(500);
     expect(getRes.body).toMatch(/^Out of credit.*\r\n$/);

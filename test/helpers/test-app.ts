@@ -4,8 +4,10 @@ import { join } from 'node:path';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import type { Clock } from '../../src/shared/clock.js';
+import { freshPostgresDatabase, type TestEngine } from './engines.js';
 
 export interface TestApp extends BuiltApp {
+  readonly engine: TestEngine;
   readonly config: Config;
   readonly dataDir: string;
   /** Creates an account and returns its API key. */
@@ -17,14 +19,19 @@ export interface TestApp extends BuiltApp {
   close(): Promise<void>;
 }
 
-/** A real app on a fresh SQLite store in a temporary directory, quiet logs. */
-export async function createTestApp(env: Record<string, string> = {}, clock?: Clock): Promise<TestApp> {
+/**
+ * A real app on a fresh store, quiet logs: SQLite in a temporary directory, or (engine
+ * 'postgres') a fresh database on the test server, dropped on close.
+ */
+export async function createTestApp(env: Record<string, string> = {}, clock?: Clock, engine: TestEngine = 'sqlite'): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env });
+  const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
   const built = await buildApp(config, clock ? { clock } : {});
   let counter = 0;
   return {
     ...built,
+    engine,
     config,
     dataDir,
     async account(username, credits) {
@@ -41,6 +48,7 @@ export async function createTestApp(env: Record<string, string> = {}, clock?: Cl
     basic: (username, apiKey) => `Basic ${Buffer.from(`${username}:${apiKey}`).toString('base64')}`,
     async close() {
       await built.app.close();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

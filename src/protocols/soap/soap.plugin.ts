@@ -26,6 +26,9 @@ export interface SoapPluginOptions {
 /** ASMX's wording for an exception thrown by the operation (compat-notes "Errors"). */
 const PROCESS_PREFIX = 'Server was unable to process request. ---> ';
 
+/** ASMX's wording when the request cannot be read (compat-notes "Errors"). */
+const READ_PREFIX = 'Server was unable to read request. ---> ';
+
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml']);
 
 /** Strips one pair of surrounding double quotes and URL-decodes, as ASMX reads SOAPAction. */
@@ -99,7 +102,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           throw new SoapRequestError(
             500,
             'Client',
-            `Server was unable to read request. ---> The body element {${element.uri}}${element.local} was not expected; ${op.name} takes {${endpoint.namespace}}${op.name}.`,
+            `${READ_PREFIX}The body element {${element.uri}}${element.local} was not expected; ${op.name} takes {${endpoint.namespace}}${op.name}.`,
           );
         }
 
@@ -119,7 +122,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           .send(writeSoapResponse(version, found, endpoint.namespace, outcome.result));
       } catch (error) {
         if (error instanceof SoapRequestError) return sendFault(reply, version, error.status, error.faultCode, error.message);
-        if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', error.message);
+        if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);
         if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
         if (error instanceof LookupError) {
           return sendFault(reply, version, 500, error.isClientError ? 'Client' : 'Server', `${PROCESS_PREFIX}${error.message}`);

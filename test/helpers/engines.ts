@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The storage engines every storage test runs on (STYLE.md 10). */
+export const ENGINES = ['sqlite', 'postgres'] as const;
+export type TestEngine = (typeof ENGINES)[number];
+
+/** PostgreSQL for tests: the machine's server, overridable with PG_TEST_URL. */
+export const PG_TEST_URL = process.env.PG_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+let reachable: Promise<boolean> | undefined;
+
+/** Whether PostgreSQL answers; with CI=true an unreachable server fails the run instead. */
+export function postgresAvailable(): Promise<boolean> {
+  reachable ??= (async () => {
+    const client = new pg.Client({ connectionString: PG_TEST_URL, connectionTimeoutMillis: 3000 });
+    try {
+      await client.connect();
+      await client.query('select 1');
+      return true;
+    } catch (error) {
+      if (process.env.CI === 'true') throw new Error(`PostgreSQL is required in CI but ${PG_TEST_URL} is unreachable: ${String(error)}`);
+      console.warn(`\n*** SKIPPED: PostgreSQL storage tests, ${PG_TEST_URL} is unreachable (${String(error)}) ***\n`);
+      return false;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  })();
+  return reachable;
+}
+
+function withDatabase(url: string, database: string): string {
+  const parsed = new URL(url);
+  parsed.pathname = `/${database}`;
+  return parsed.toString();
+}
+
+/** A fresh, empty PostgreSQL database for one test app; `drop` removes it. */
+export async function freshPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `vl_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: PG_TEST_URL });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  return {
+    url: withDatabase(PG_TEST_URL, name),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: PG_TEST_URL });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,89 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { describeResponseDifference } from './golden-diff.js';
+import { pinnedHeaderNames, readRequest, readResponse, writeResponse, type WireResponse } from './http-fixture.js';
+
+/**
+ * Golden wire files (STYLE.md 10, after node-soap's request.xml/response.xml folders): every folder
+ * under cases/ is one raw request and the exact response the service must give. Layout, the
+ * accounts the cases rely on and UPDATE_GOLDEN are described in test/wire/README.md.
+ */
+
+const CASES_DIR = fileURLToPath(new URL('./cases', import.meta.url));
+const CASES = readdirSync(CASES_DIR, { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => entry.name)
+  .sort();
+
+/** UPDATE_GOLDEN=1 rewrites every case; UPDATE_GOLDEN=a,b rewrites the named ones only. */
+function shouldUpdate(name: string): boolean {
+  const setting = process.env.UPDATE_GOLDEN?.trim() ?? '';
+  if (setting === '' || setting === '0') return false;
+  if (setting === '1' || setting === 'true') return true;
+  return setting.split(',').map((s) => s.trim()).includes(name);
+}
+
+/** Accounts the cases name in their `username` parameter. */
+const WIRE_ACCOUNTS = { wire: 1_000_000, broke: 0 } as const;
+
+let t: TestApp;
+
+beforeAll(async () => {
+  // A fixed BASE_URL makes ImageUrl independent of the Host header inject sends.
+  t = await createTestApp({ BASE_URL: 'http://wire.test' });
+  const summary = await t.services.importer.importFile(SAMPLE_DATASET_PATH, { skipInvalid: false, source: 'sample' });
+  if (!summary.committed) throw new Error(`the sample dataset has ${summary.invalid} invalid lines`);
+  for (const [username, credits] of Object.entries(WIRE_ACCOUNTS)) await t.account(username, credits);
+});
+afterAll(async () => t.close());
+
+function headerText(value: string | string[] | number | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+describe('golden wire files', () => {
+  it('has cases to run', () => {
+    expect(CASES.length).toBeGreaterThan(0);
+  });
+
+  for (const name of CASES) {
+    const dir = join(CASES_DIR, name);
+    const request = readRequest(dir);
+    const title = request.description === '' ? name : `${name}: ${request.description}`;
+
+    it(title, async () => {
+      const res = await t.app.inject({
+        method: request.method,
+        url: request.url,
+        headers: request.headers,
+        ...(request.body === undefined ? {} : { payload: request.body }),
+      });
+      const actual: WireResponse = {
+        status: res.statusCode,
+        reason: res.statusMessage,
+        headers: Object.entries(res.headers).flatMap(([n, v]) => {
+          const text = headerText(v);
+          return text === undefined ? [] : [[n, text] as const];
+        }),
+        body: res.rawPayload,
+      };
+
+      if (shouldUpdate(name)) {
+        writeResponse(dir, actual, pinnedHeaderNames(dir));
+        return;
+      }
+      if (!existsSync(join(dir, 'response.http'))) {
+        expect.fail(`${name} has no response.http yet: run UPDATE_GOLDEN=${name} npx vitest run test/wire, then review the files it writes`);
+      }
+      const report = describeResponseDifference(readResponse(dir), actual);
+      if (report !== undefined) {
+        expect.fail(`${request.method} ${request.url} does not match test/wire/cases/${name}\n${report}`);
+      }
+    });
+  }
+});
