@@ -48,6 +48,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Errors before a request is parsed (headers too large, timeouts): plain text, not Fastify's JSON.
+    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      const [status, reason] =
+        error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+      const body = `${reason}\r\n`;
+      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    },
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").
     frameworkErrors: (error, request, reply) => {

@@ -1,13 +1,20 @@
-import type { Db, Tx } from '../storage/database.js';
+import type { Selectable } from 'kysely';
+import type { AccountsTable, Db, Tx } from '../storage/database.js';
+import { PreparedQuery } from '../storage/prepared-query.js';
 import { toAccount, type Account } from './account.js';
 
 /** Persistence of accounts. Credit movements live in CreditLedgerRepository. */
 export class AccountRepository {
-  constructor(private readonly db: Db) {}
+  /** Every authenticated request runs this one. */
+  private readonly byUsername: PreparedQuery<Selectable<AccountsTable>>;
+
+  constructor(private readonly db: Db) {
+    this.byUsername = new PreparedQuery(1, (p) => db.selectFrom('accounts').selectAll().where('username', '=', p(0)));
+  }
 
   async findByUsername(username: string): Promise<Account | undefined> {
-    const row = await this.db.selectFrom('accounts').selectAll().where('username', '=', username).executeTakeFirst();
-    return row ? toAccount(row) : undefined;
+    const { rows } = await this.byUsername.execute(this.db, username);
+    return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
   async insert(trx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {

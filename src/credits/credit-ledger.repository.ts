@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import { inTransaction, type Db, type LedgerTable, type Tx } from '../storage/database.js';
+import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
   readonly id: number;
@@ -40,35 +41,52 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
  * both functions take the transaction first so the caller decides the unit of work (STYLE.md 6).
  */
 export class CreditLedgerRepository {
-  constructor(private readonly db: Db) {}
+  private readonly conditionalDebit: PreparedQuery<{ credits: number }>;
+  private readonly insertDebitRow: PreparedQuery<unknown>;
+
+  constructor(private readonly db: Db) {
+    this.conditionalDebit = new PreparedQuery(2, (p) =>
+      db
+        .updateTable('accounts')
+        .set((eb) => ({ credits: eb('credits', '-', p(1)) }))
+        .where('id', '=', p(0))
+        .where('credits', '>=', p(1))
+        .returning('credits'),
+    );
+    this.insertDebitRow = new PreparedQuery(8, (p) =>
+      db.insertInto('ledger').values({
+        account_id: p(0),
+        kind: 'debit',
+        operation: p(1),
+        interface: p(2),
+        query: p(3),
+        delta: p(4),
+        balance_after: p(5),
+        request_id: p(6),
+        created_at: p(7),
+      }),
+    );
+  }
 
   /**
    * Debits `cost` if the balance covers it. Returns the new balance, or undefined when the account
    * has too few credits (nothing is written then).
    */
   async debit(trx: Tx, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
-    const updated = await trx
-      .updateTable('accounts')
-      .set((eb) => ({ credits: eb('credits', '-', cost) }))
-      .where('id', '=', accountId)
-      .where('credits', '>=', cost)
-      .returning('credits')
-      .executeTakeFirst();
+    const { rows } = await this.conditionalDebit.execute(trx, accountId, cost);
+    const updated = rows[0];
     if (!updated) return undefined;
-    await trx
-      .insertInto('ledger')
-      .values({
-        account_id: accountId,
-        kind: 'debit',
-        operation: details.operation,
-        interface: details.interface,
-        query: details.query,
-        delta: -cost,
-        balance_after: updated.credits,
-        request_id: details.requestId,
-        created_at: details.createdAt,
-      })
-      .execute();
+    await this.insertDebitRow.execute(
+      trx,
+      accountId,
+      details.operation,
+      details.interface,
+      details.query,
+      -cost,
+      updated.credits,
+      details.requestId,
+      details.createdAt,
+    );
     return updated.credits;
   }
 

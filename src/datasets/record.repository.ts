@@ -1,4 +1,5 @@
 import type { Db, Tx } from '../storage/database.js';
+import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface StoredRecord {
   readonly dataset: string;
@@ -21,16 +22,18 @@ const BATCH = 500;
 
 /** Imported records: vehicles and MOT histories by key, Euro NCAP ratings, free test plates. */
 export class RecordRepository {
-  constructor(private readonly db: Db) {}
+  /** Every vehicle and MOT lookup runs this one. */
+  private readonly documentByKey: PreparedQuery<{ document: string }>;
+
+  constructor(private readonly db: Db) {
+    this.documentByKey = new PreparedQuery(2, (p) =>
+      db.selectFrom('records').select('document').where('dataset', '=', p(0)).where('lookup_key', '=', p(1)),
+    );
+  }
 
   async findDocument(dataset: string, lookupKey: string): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('records')
-      .select('document')
-      .where('dataset', '=', dataset)
-      .where('lookup_key', '=', lookupKey)
-      .executeTakeFirst();
-    return row?.document;
+    const { rows } = await this.documentByKey.execute(this.db, dataset, lookupKey);
+    return rows[0]?.document;
   }
 
   async findRatingsByMake(makeNorm: string): Promise<Array<{ document: string; modelNorm: string }>> {

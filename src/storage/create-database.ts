@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { DatabaseSchema, Db } from './database.js';
 import type { Engine } from './engine.js';
 import { migrationProvider } from './migrations/index.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 
 export interface StorageOptions {
   /** Directory of the embedded store (`DATA_DIR`). */
@@ -27,6 +28,12 @@ export interface Storage {
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
   readonly description: string;
+  /**
+   * A number that changes when something else may have changed the data, so in-process caches
+   * know when to reload: SQLite's data_version (changes when another connection or process
+   * commits, at once); PostgreSQL, which offers no cheap equivalent, a one-second clock bucket.
+   */
+  readonly changeCounter: () => number;
   close(): Promise<void>;
 }
 
@@ -59,6 +66,9 @@ function redactUrl(url: string): string {
   }
 }
 
+/** How long another instance's change (a disabled account, a rotated key) may take to show. */
+const POSTGRES_CACHE_TTL_MS = 1000;
+
 /** Any constant shared by every instance: migrations of all instances queue on it. */
 const MIGRATION_LOCK_KEY = 0x76_6c_6d_69; // "vlmi"
 
@@ -87,7 +97,13 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   } finally {
     await lock.end().catch(() => undefined);
   }
-  return { db, engine: 'postgres', description: redactUrl(url), close: () => db.destroy() };
+  return {
+    db,
+    engine: 'postgres',
+    description: redactUrl(url),
+    changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
+    close: () => db.destroy(),
+  };
 }
 
 /** Opens the store chosen by the configuration and brings its schema up to date. */
@@ -102,12 +118,13 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   await migrate(db, 'sqlite');
   return {
     db,
     engine: 'sqlite',
     description: `sqlite:${path}`,
+    changeCounter: () => sqlite.pragma('data_version', { simple: true }) as number,
     close: () => db.destroy(),
   };
 }

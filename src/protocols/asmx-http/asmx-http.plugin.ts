@@ -79,6 +79,8 @@ function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<str
  * parameters from the query string or the form, bare result XML, ASMX-style plain-text errors.
  */
 export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, options) => {
+  // Every body reaches the handler, which answers ASMX's "Request format is invalid: {type}.".
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
     done(null, body);
   });

@@ -50,6 +50,8 @@ function soapActionOf(header: string | string[] | undefined): string | undefined
 export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) => {
   // Every body arrives as bytes: the handler decides what the content type means, so an
   // unexpected type still gets a SOAP fault rather than Fastify's JSON error.
+  // Fastify's own JSON and text parsers would answer first (with a 400) in this scope.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
     done(null, body);
   });
@@ -62,6 +64,9 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
     const version: SoapVersion = parseMediaType(request.headers['content-type']).type === 'application/soap+xml' ? '1.2' : '1.1';
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status === 413) return sendFault(reply, version, 413, 'Client', `The request body is larger than ${options.bodyLimit} bytes`);
+    if ((error as { code?: string }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return sendFault(reply, version, 415, 'Client', 'Unsupported content type: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)');
+    }
     if (status < 500) return sendFault(reply, version, status, 'Client', 'The request could not be read');
     request.log.error({ err: error }, 'SOAP request failed');
     return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}Internal error; quote request id ${request.id} to the operator`);
