@@ -33,7 +33,7 @@ export class PreparedQuery<Row> {
     return CompiledQuery.raw(
       this.sql,
       this.slots.map((slot) => ('arg' in slot ? args[slot.arg] : slot.value)),
-    ) as CompiledQuery<Row>;
+    );
   }
 
   execute(executor: Db | Tx, ...args: unknown[]): Promise<QueryResult<Row>> {
