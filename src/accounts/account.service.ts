@@ -29,6 +29,8 @@ export class AccountService {
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
+    /** Told about every change this service makes, so lookups see it at once. */
+    private readonly cache?: { invalidate(username: string): void },
     private readonly random?: RandomBytes,
   ) {}
 
@@ -74,7 +76,9 @@ export class AccountService {
   async addCredits(username: string, amount: number, note: string | null = null): Promise<number> {
     checkAmount(amount, false);
     const account = await this.show(username);
-    return inTransaction(this.db, (trx) => this.ledger.topUp(trx, account.id, amount, this.clock.now().toISOString(), note));
+    const balance = await inTransaction(this.db, (trx) => this.ledger.topUp(trx, account.id, amount, this.clock.now().toISOString(), note));
+    this.cache?.invalidate(username);
+    return balance;
   }
 
   async usage(username: string, since?: string): Promise<LedgerEntry[]> {
@@ -93,6 +97,7 @@ export class AccountService {
 
   private async change(username: string, changes: Parameters<AccountRepository['update']>[1]): Promise<Account> {
     const account = await this.accounts.update(username, changes);
+    this.cache?.invalidate(username);
     if (!account) throw new AccountError('NOT_FOUND', `no account named ${username}`);
     return account;
   }

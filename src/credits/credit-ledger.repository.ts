@@ -1,4 +1,5 @@
 import type { Selectable } from 'kysely';
+import type { RunCompiled } from '../storage/create-database.js';
 import { inTransaction, type Db, type LedgerTable, type Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
@@ -72,22 +73,56 @@ export class CreditLedgerRepository {
    * Debits `cost` if the balance covers it. Returns the new balance, or undefined when the account
    * has too few credits (nothing is written then).
    */
-  async debit(trx: Tx, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
-    const { rows } = await this.conditionalDebit.execute(trx, accountId, cost);
+  async debit(run: RunCompiled, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
+    const { rows } = await this.conditionalDebit.run(run, accountId, cost);
     const updated = rows[0];
     if (!updated) return undefined;
-    await this.insertDebitRow.execute(
-      trx,
+    await this.writeDebitRow(run, accountId, cost, updated.credits, details);
+    return updated.credits;
+  }
+
+  private async writeDebitRow(run: RunCompiled, accountId: number, cost: number, balanceAfter: number, details: DebitDetails): Promise<void> {
+    await this.insertDebitRow.run(
+      run,
       accountId,
       details.operation,
       details.interface,
       details.query,
       -cost,
-      updated.credits,
+      balanceAfter,
       details.requestId,
       details.createdAt,
     );
-    return updated.credits;
+  }
+
+  /**
+   * Several debits of one account, in order, each with its own ledger row. When the balance covers
+   * them all, that is one conditional update for the sum and a row each; otherwise
+   * each is tried on its own, so exactly those that fit are debited. Returns each debit's balance
+   * after it, or undefined for a debit the balance did not cover.
+   */
+  async debitMany(
+    run: RunCompiled,
+    accountId: number,
+    debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>,
+  ): Promise<Array<number | undefined>> {
+    const total = debits.reduce((sum, d) => sum + d.cost, 0);
+    const { rows } = await this.conditionalDebit.run(run, accountId, total);
+    const updated = rows[0];
+    if (!updated) {
+      if (debits.length === 1) return [undefined];
+      const results: Array<number | undefined> = [];
+      for (const d of debits) results.push(await this.debit(run, accountId, d.cost, d.details));
+      return results;
+    }
+    let running = updated.credits + total;
+    const balances: number[] = [];
+    for (const d of debits) {
+      running -= d.cost;
+      balances.push(running);
+      await this.writeDebitRow(run, accountId, d.cost, running, d.details);
+    }
+    return balances;
   }
 
   /** Adds credits; a top-up is a ledger row too. Returns the new balance. */

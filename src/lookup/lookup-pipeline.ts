@@ -1,10 +1,10 @@
 import type { Account } from '../accounts/account.js';
-import type { AccountRepository } from '../accounts/account.repository.js';
+import type { AccountCache } from '../accounts/account-cache.js';
 import { verifyApiKey } from '../accounts/api-key.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
-import type { CreditLedgerRepository } from '../credits/credit-ledger.repository.js';
-import type { RecordRepository } from '../datasets/record.repository.js';
+import type { DebitBatcher } from '../credits/debit-batcher.js';
+import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
 import type { Clock } from '../shared/clock.js';
 import { withImageUrl } from './image-url.js';
@@ -58,9 +58,9 @@ export interface LookupObserver {
 
 export interface LookupPipelineDeps {
   readonly catalogue: Catalogue;
-  readonly accounts: AccountRepository;
-  readonly ledger: CreditLedgerRepository;
-  readonly records: RecordRepository;
+  readonly accounts: AccountCache;
+  readonly debits: DebitBatcher;
+  readonly testPlates: TestPlates;
   /** The providers asked, in order, for an operation. */
   readonly providersFor: (op: OperationDeclaration) => readonly Provider[];
   readonly clock: Clock;
@@ -113,11 +113,13 @@ export class LookupPipeline {
     account ??= await this.authenticateByUsername(raw.username, request.auth.basic);
 
     const query = buildQuery(op, raw);
-    const cost = (await this.deps.records.isTestPlate(op.name, query.key)) ? 0 : op.cost;
-    // Checked before asking the providers so an empty account does not spend upstream quota;
-    // the debit below is the authoritative check.
+    const cost = (await this.deps.testPlates.isTestPlate(op.name, query.key)) ? 0 : op.cost;
+    // Checked before asking the providers so an empty account does not spend upstream quota; the
+    // cached balance may be stale, so a refusal is confirmed from the store. The debit below is
+    // the authoritative check.
     if (account.credits < cost) {
-      throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, account.credits));
+      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
+      if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
     }
 
     const found = await this.findRecord(query);
@@ -125,20 +127,18 @@ export class LookupPipeline {
     const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
     if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
 
-    const accountId = account.id;
-    const balance = await this.deps.ledger.transaction((trx) =>
-      this.deps.ledger.debit(trx, accountId, charge, {
-        operation: op.name,
-        interface: request.interface,
-        query: describeQuery(query),
-        requestId: request.requestId,
-        createdAt: this.deps.clock.now().toISOString(),
-      }),
-    );
+    const balance = await this.deps.debits.debit(account.id, charge, {
+      operation: op.name,
+      interface: request.interface,
+      query: describeQuery(query),
+      requestId: request.requestId,
+      createdAt: this.deps.clock.now().toISOString(),
+    });
     if (balance === undefined) {
-      const current = (await this.deps.accounts.findByUsername(account.username))?.credits ?? 0;
+      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
       throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
     }
+    this.deps.accounts.noteBalance(account.username, balance);
     return { operation: op, result, charged: charge, balance };
   }
 
@@ -157,7 +157,7 @@ export class LookupPipeline {
 
   private async authenticateByKey(basic: BasicCredentials | undefined): Promise<Account> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
-    const account = await this.deps.accounts.findByUsername(basic.username);
+    const account = await this.deps.accounts.find(basic.username);
     if (!account || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
       throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
     }
@@ -166,7 +166,7 @@ export class LookupPipeline {
 
   private async authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Promise<Account> {
     const name = username?.trim() ?? '';
-    const account = name === '' ? undefined : await this.deps.accounts.findByUsername(name);
+    const account = name === '' ? undefined : await this.deps.accounts.find(name);
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
       if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {

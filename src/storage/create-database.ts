@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import type { CompiledQuery} from 'kysely';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type QueryResult } from 'kysely';
 import pg from 'pg';
-import type { DatabaseSchema, Db } from './database.js';
+import { inTransaction, type DatabaseSchema, type Db } from './database.js';
 import type { Engine } from './engine.js';
 import { migrationProvider } from './migrations/index.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
@@ -23,8 +24,18 @@ export interface StorageOptions {
   readonly onConnectionError?: ((error: Error) => void) | undefined;
 }
 
+/** Runs one compiled query inside a `transact` unit of work. */
+export type RunCompiled = <R>(query: CompiledQuery<R>) => Promise<QueryResult<R>>;
+
 export interface Storage {
   readonly db: Db;
+  /**
+   * Runs `work` in one transaction, giving it a runner for compiled queries (see PreparedQuery).
+   * The one place the engines differ for the hot path: SQLite runs the statements synchronously on
+   * its single connection while holding Kysely's connection lock, so nothing else interleaves and
+   * the per-statement cost is the statement itself; PostgreSQL uses an ordinary Kysely transaction.
+   */
+  transact<T>(work: (run: RunCompiled) => Promise<T>): Promise<T>;
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
   readonly description: string;
@@ -35,6 +46,27 @@ export interface Storage {
    */
   readonly changeCounter: () => number;
   close(): Promise<void>;
+}
+
+/**
+ * How often SQLite's data_version is read at most. Reading it takes a shared lock (a few
+ * microseconds); under load once per few milliseconds is plenty: another process's change shows
+ * within this interval, this process's own changes invalidate the caches directly.
+ */
+const CHANGE_CHECK_INTERVAL_MS = 5;
+
+/** `read`, called at most once per `intervalMs`; in between, the last value. */
+function throttled(read: () => number, intervalMs: number): () => number {
+  let last = Number.NEGATIVE_INFINITY;
+  let value = 0;
+  return () => {
+    const now = performance.now();
+    if (now - last >= intervalMs) {
+      last = now;
+      value = read();
+    }
+    return value;
+  };
 }
 
 /** Milliseconds a writer waits for another process's lock before SQLITE_BUSY. */
@@ -99,6 +131,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   }
   return {
     db,
+    transact: (work) => inTransaction(db, (trx) => work((query) => trx.executeQuery(query))),
     engine: 'postgres',
     description: redactUrl(url),
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
@@ -118,13 +151,41 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: statements }) });
+  const begin = sqlite.prepare('BEGIN IMMEDIATE');
+  const commit = sqlite.prepare('COMMIT');
+  const rollback = sqlite.prepare('ROLLBACK');
+  const runSync: RunCompiled = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => {
+    const statement = statements.prepare(query.sql);
+    if (statement.reader) return Promise.resolve({ rows: statement.all(query.parameters) as R[] });
+    const { changes } = statement.run(query.parameters);
+    return Promise.resolve({ rows: [], numAffectedRows: BigInt(changes) });
+  };
+  const transact = <T>(work: (run: RunCompiled) => Promise<T>): Promise<T> =>
+    // Kysely's SQLite driver serialises everything on one connection with a mutex; holding it
+    // keeps every other query out of this transaction. `work` only awaits already-settled
+    // promises from runSync, so no I/O can run while the transaction is open.
+    db.connection().execute(async () => {
+      begin.run();
+      try {
+        const result = await work(runSync);
+        commit.run();
+        return result;
+      } catch (error) {
+        if (sqlite.inTransaction) rollback.run();
+        throw error;
+      }
+    });
+  // Read on every lookup: prepared once (sqlite.pragma() would prepare it each time).
+  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   await migrate(db, 'sqlite');
   return {
     db,
+    transact,
     engine: 'sqlite',
     description: `sqlite:${path}`,
-    changeCounter: () => sqlite.pragma('data_version', { simple: true }) as number,
+    changeCounter: throttled(() => dataVersion.get() as number, CHANGE_CHECK_INTERVAL_MS),
     close: () => db.destroy(),
   };
 }

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
+import type { RunCompiled } from './create-database.js';
 import type { Db, Tx } from './database.js';
 
 type Slot = { readonly arg: number } | { readonly value: unknown };
@@ -38,5 +39,10 @@ export class PreparedQuery<Row> {
 
   execute(executor: Db | Tx, ...args: unknown[]): Promise<QueryResult<Row>> {
     return executor.executeQuery(this.compile(args));
+  }
+
+  /** Runs inside Storage.transact. */
+  run(runner: RunCompiled, ...args: unknown[]): Promise<QueryResult<Row>> {
+    return runner(this.compile(args));
   }
 }

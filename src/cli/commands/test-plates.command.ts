@@ -31,7 +31,7 @@ export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessE
     .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
       await withServices(env, async (s) => {
         const key = keyFor(s.catalogue, operation, values);
-        await s.records.addTestPlate(operation, key, new Date().toISOString());
+        await s.testPlates.add(operation, key, new Date().toISOString());
         io.out(opts.json ? JSON.stringify({ operation, key }) : `${operation} ${key} is now a free test plate.`);
       });
     });
@@ -44,7 +44,7 @@ export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessE
     .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
       await withServices(env, async (s) => {
         const key = keyFor(s.catalogue, operation, values);
-        const removed = await s.records.removeTestPlate(operation, key);
+        const removed = await s.testPlates.remove(operation, key);
         io.out(opts.json ? JSON.stringify({ operation, key, removed }) : removed ? `${operation} ${key} costs credits again.` : `${operation} ${key} was not a test plate.`);
       });
     });
@@ -53,7 +53,7 @@ export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessE
     .command('list')
     .option('--json', 'machine-readable output')
     .action(async (opts: { json?: boolean }) => {
-      const list = await withServices(env, (s) => s.records.listTestPlates());
+      const list = await withServices(env, (s) => s.testPlates.list());
       if (opts.json) io.out(JSON.stringify(list.map((p) => ({ operation: p.operation, key: p.lookupKey }))));
       else io.out(list.length === 0 ? 'No test plates.' : list.map((p) => `${p.operation} ${p.lookupKey}`).join('\n'));
     });

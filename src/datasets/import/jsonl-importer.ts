@@ -43,6 +43,8 @@ export class JsonlImporter {
     private readonly records: RecordRepository,
     private readonly db: Db,
     private readonly clock: Clock,
+    /** Called after each committed batch, so caches of records drop what it replaced. */
+    private readonly afterWrite: () => void = () => undefined,
   ) {}
 
   async importFile(path: string, options: ImportOptions): Promise<ImportSummary> {
@@ -74,6 +76,7 @@ export class JsonlImporter {
         await this.records.upsertRecords(trx, batchRecords, now);
         await this.records.upsertRatings(trx, batchRatings, now);
       });
+      this.afterWrite();
     };
     const summary = await this.scan(path, options, 'importing', async (line) => {
       if (line.kind === 'record') records.push({ ...line.record, source: options.source });

@@ -1,6 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { RecordRepository } from '../../datasets/record.repository.js';
 import type { Provider, ProviderAnswer } from '../provider.js';
+import type { RecordCache } from './record-cache.js';
 
 function numberField(doc: Record<string, unknown>, name: string): number {
   const v = doc[name];
@@ -11,14 +12,22 @@ function numberField(doc: Record<string, unknown>, name: string): number {
 export class LocalStoreProvider implements Provider {
   readonly name = 'local';
 
-  constructor(private readonly records: RecordRepository) {}
+  constructor(
+    private readonly records: RecordRepository,
+    private readonly cache?: RecordCache,
+  ) {}
 
   async find(query: LookupQuery): Promise<ProviderAnswer> {
     const { dataset } = query.operation;
     if (dataset.kind === 'ncap') return this.searchRatings(query);
+    const cached = this.cache?.get(dataset.name, query.key);
+    if (cached !== undefined) return { status: 'found', record: cached, source: this.name };
     const document = await this.records.findDocument(dataset.name, query.key);
     if (document === undefined) return { status: 'not-found' };
-    return { status: 'found', record: JSON.parse(document) as unknown, source: this.name };
+    // Frozen: the cached object is shared by every answer, and nothing may change it.
+    const record = deepFreeze(JSON.parse(document) as unknown);
+    this.cache?.set(dataset.name, query.key, record);
+    return { status: 'found', record, source: this.name };
   }
 
   /** Make equal, model contained, both case-insensitive (issue 2); ordered as Euro NCAP sorts. */
@@ -32,4 +41,12 @@ export class LocalStoreProvider implements Provider {
       .sort((a, b) => numberField(a, 'SortOrder') - numberField(b, 'SortOrder') || numberField(b, 'Year') - numberField(a, 'Year') || numberField(a, 'Id') - numberField(b, 'Id'));
     return { status: 'found', record: ratings, source: this.name };
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
 }
