@@ -38,9 +38,25 @@ export class Metrics implements LookupObserver {
     });
   }
 
+  /**
+   * Label children resolved once per label combination: prom-client hashes the label object on
+   * every call otherwise, several times per lookup.
+   */
+  private readonly children = new Map<string, { lookups: { inc(): void }; latency: { observe(v: number): void }; credits: { inc(n: number): void } }>();
+
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void {
-    this.lookups.inc({ operation: event.operation, interface: event.interface, outcome: event.outcome });
-    this.latency.observe({ interface: event.interface, outcome: event.outcome === 'success' ? 'success' : 'error' }, event.seconds);
-    if (event.charged > 0) this.credits.inc({ operation: event.operation, interface: event.interface }, event.charged);
+    const key = `${event.operation}\u0000${event.interface}\u0000${event.outcome}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = {
+        lookups: this.lookups.labels({ operation: event.operation, interface: event.interface, outcome: event.outcome }),
+        latency: this.latency.labels({ interface: event.interface, outcome: event.outcome === 'success' ? 'success' : 'error' }),
+        credits: this.credits.labels({ operation: event.operation, interface: event.interface }),
+      };
+      this.children.set(key, child);
+    }
+    child.lookups.inc();
+    child.latency.observe(event.seconds);
+    if (event.charged > 0) child.credits.inc(event.charged);
   }
 }

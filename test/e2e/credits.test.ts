@@ -88,7 +88,7 @@ describe.each(ENGINES)('credits on %s', (engine) => {
 
     it('answers a free test plate without charging, even with no credits left', async () => {
       const key = await t.account('tester', 0);
-      await t.services.records.addTestPlate('CheckFrance', 'AB123CD', new Date().toISOString());
+      await t.services.testPlates.add('CheckFrance', 'AB123CD', new Date().toISOString());
       const res = await fetch(`${base}/api/json.aspx/CheckFrance/ab-123-cd`, { headers: { authorization: t.basic('tester', key) } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-credits-charged')).toBe('0');

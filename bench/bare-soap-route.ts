@@ -1,0 +1,56 @@
+/**
+ * The baseline of `npm run bench:soap`: a bare Fastify server that answers `POST BARE_PATH` with a
+ * fixed body, no auth, no XML parsing, no storage, no hooks. The benchmark hands it the exact bytes
+ * and content type the real service answered to the same SOAP request, so the two runs differ
+ * only in the work the service does.
+ *
+ * The request body is read as a buffer and ignored, as the service's SOAP plugin reads every body
+ * as a buffer before parsing it (Fastify has no parser for text/xml; without one it answers 415).
+ *
+ * Environment (all set by bench/soap-lookup.bench.ts):
+ * - BARE_HOST, BARE_PORT: where to listen.
+ * - BARE_PATH: the route, e.g. /api/reg.asmx.
+ * - BARE_BODY_FILE: file holding the response body (UTF-8 XML).
+ * - BARE_CONTENT_TYPE: the content-type header to send.
+ */
+import { readFileSync } from 'node:fs';
+import Fastify from 'fastify';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (value === undefined || value === '') throw new Error(`${name} is not set`);
+  return value;
+}
+
+async function main(): Promise<void> {
+  const host = required('BARE_HOST');
+  const port = Number(required('BARE_PORT'));
+  const path = required('BARE_PATH');
+  const contentType = required('BARE_CONTENT_TYPE');
+  // Sent as a string, as the SOAP plugin sends the XML writer's result.
+  const body = readFileSync(required('BARE_BODY_FILE'), 'utf8');
+
+  // Same logger setup as the service at LOG_LEVEL=warn: Fastify still builds a child logger per
+  // request, so both sides pay for it, and neither writes a line per request.
+  const app = Fastify({ logger: { level: 'warn' }, bodyLimit: 1024 * 1024 });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => {
+    done(null, raw);
+  });
+  app.post(path, (_request, reply) => reply.type(contentType).send(body));
+
+  const stop = (): void => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+
+  await app.listen({ host, port });
+}
+
+main().catch((error: unknown) => {
+  console.error('bare-soap-route failed to start:', error instanceof Error ? error.message : error);
+  process.exit(1);
+});
