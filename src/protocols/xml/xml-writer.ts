@@ -7,13 +7,19 @@
 // eslint-disable-next-line no-control-regex -- matching the control characters XML forbids is the point
 const INVALID_XML_CHARS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 
+/** Anything escapeText or escapeAttribute would change; most values contain none of it. */
+// eslint-disable-next-line no-control-regex -- the control characters XML forbids are the point
+const NEEDS_ESCAPING = /[&<>"\r\n\t\u0000-\u0008\u000B\u000C\u000E-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
+
 /** Escapes element text as .NET's XmlWriter does (& < > and CR as a character reference). */
 export function escapeText(text: string): string {
+  if (!NEEDS_ESCAPING.test(text)) return text;
   return text.replace(INVALID_XML_CHARS, '').replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
 }
 
 /** Escapes an attribute value (double-quoted). */
 export function escapeAttribute(text: string): string {
+  if (!NEEDS_ESCAPING.test(text)) return text;
   return text
     .replace(INVALID_XML_CHARS, '')
     .replace(/[&<>"\r\n\t]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', '\r': '&#xD;', '\n': '&#xA;', '\t': '&#x9;' })[c] ?? c);
