@@ -1,0 +1,46 @@
+import type { Clock } from '../../shared/clock.js';
+import type { Db } from '../../storage/database.js';
+import { DvlaClient } from '../dvla/dvla.client.js';
+import { UkVehicleProvider } from '../dvla/uk-vehicle.provider.js';
+import { DvsaMotClient } from '../dvsa-mot/dvsa-mot.client.js';
+import { UkMotProvider } from '../dvsa-mot/ukmot.provider.js';
+import type { ProviderRegistration } from '../provider-chains.js';
+import { loadProviderConfig, type ProviderConfig } from './provider-config.js';
+import { UpstreamCacheRepository } from './upstream-cache.repository.js';
+import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
+import type { UpstreamContext } from './upstream-source.js';
+
+export interface UpstreamDeps {
+  readonly db: Db;
+  readonly clock: Clock;
+  /** Where the operator's settings come from (process.env in the service). */
+  readonly env: NodeJS.ProcessEnv;
+  /**
+   * The app's lookup observer: when it carries an UpstreamMonitor (the app's Metrics does, see
+   * `monitorOf`), providers report to it, so /metrics and /readyz show them.
+   */
+  readonly observer?: object | undefined;
+}
+
+/** UK: `Check` from DVLA (+ the DVSA model), `UKMOT` from DVSA (+ DVLA's tax data). */
+function ukRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  const dvla = config.dvla ? DvlaClient.create(context, config.dvla) : undefined;
+  const mot = config.dvsaMot ? DvsaMotClient.create(context, config.dvsaMot) : undefined;
+  const registrations: ProviderRegistration[] = [];
+  if (dvla || mot) registrations.push({ operations: ['Check'], provider: new UkVehicleProvider(dvla, mot) });
+  if (mot) registrations.push({ operations: ['UKMOT'], provider: new UkMotProvider(mot, dvla) });
+  return registrations;
+}
+
+/**
+ * The upstream providers the operator configured, as registrations for `providerChains` (each
+ * after the local store). Reads the configuration (throws ConfigError when it is invalid) and
+ * builds nothing that touches the network until a lookup asks. Add a country's providers here.
+ */
+export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[] {
+  const config = loadProviderConfig(deps.env);
+  const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
+  for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
+  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor };
+  return [...ukRegistrations(context, config)];
+}

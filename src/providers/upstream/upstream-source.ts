@@ -1,0 +1,185 @@
+import type { Clock } from '../../shared/clock.js';
+import type { ProviderAnswer } from '../provider.js';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { UpstreamHttpClient } from './http-client.js';
+import { SecretRedactor } from './secret-redactor.js';
+import type { UpstreamCacheRepository } from './upstream-cache.repository.js';
+import { UpstreamError } from './upstream-error.js';
+import type { UpstreamMonitor } from './upstream-monitor.js';
+
+/** The operator's settings for one upstream (read by provider-config.ts from `<PREFIX>_*`). */
+export interface UpstreamSettings {
+  /** Provider name: metrics label, /readyz key and cache partition (`dvla`, `dvsa-mot`). */
+  readonly name: string;
+  /** Base URL without a trailing slash. */
+  readonly baseUrl: string;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs: number;
+  /** Whole-request budget including the retry and any Retry-After wait (ms). */
+  readonly budgetMs: number;
+  /** How long a found answer is reused (s); 0 turns caching off. */
+  readonly cacheTtlS: number;
+  /** How long a not-found answer is reused (s); shorter, so a new registration shows soon. */
+  readonly notFoundTtlS: number;
+  /** Consecutive failed lookups that open the circuit. */
+  readonly breakerFailures: number;
+  /** How long the circuit stays open before a trial call (ms). */
+  readonly breakerOpenMs: number;
+}
+
+/** Shared by every upstream source of an app. */
+export interface UpstreamContext {
+  readonly cache: UpstreamCacheRepository;
+  readonly clock: Clock;
+  readonly monitor: UpstreamMonitor;
+}
+
+/** What an adapter's fetch function concluded from the upstream's answer. */
+export type FetchOutcome =
+  | { readonly status: 'found'; readonly payload: unknown }
+  /** `cache: false` for answers that may be our fault (a 400), so a fix shows at once. */
+  | { readonly status: 'not-found'; readonly cache?: boolean };
+
+/** The answer of `UpstreamSource.lookup`. `payload` is the JSON the fetch function returned. */
+export type UpstreamAnswer =
+  | { readonly status: 'found'; readonly payload: unknown; readonly via: 'upstream' | 'cache' }
+  | { readonly status: 'not-found'; readonly via: 'upstream' | 'cache' }
+  | { readonly status: 'unavailable'; readonly reason: string };
+
+/** A not-found or unavailable upstream answer, as the pipeline's ProviderAnswer (neither costs a credit). */
+export function unansweredAs(answer: Exclude<UpstreamAnswer, { readonly status: 'found' }>): ProviderAnswer {
+  return answer.status === 'not-found' ? { status: 'not-found' } : { status: 'unavailable', reason: answer.reason };
+}
+
+/** Expired cache rows of a provider are deleted at most this often. */
+const PURGE_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * One upstream, with everything issue 4 asks of every upstream: the answer cache in the store
+ * (found for `cacheTtlS`, not-found for `notFoundTtlS`), a circuit breaker, an HTTP client with
+ * timeout, retry and Retry-After handling, a redactor for the upstream's secrets, and reports to
+ * the monitor (metrics, /readyz, logs).
+ *
+ * An adapter supplies only the request and the meaning of the answer:
+ * ```ts
+ * const source = new UpstreamSource(settings, context, [apiKey]);
+ * const answer = await source.lookup(vrm, async () => {
+ *   const res = await source.http.request({ method: 'GET', url: `${settings.baseUrl}/x/${vrm}`, headers: { 'x-api-key': apiKey } });
+ *   if (res.status === 404) return { status: 'not-found' };
+ *   if (res.status !== 200) throw new UpstreamError('unexpected-status', `HTTP ${res.status}`, res.status);
+ *   return { status: 'found', payload: JSON.parse(res.text) };
+ * });
+ * ```
+ * The fetch function throws UpstreamError for anything that is not an answer; every throw makes
+ * the lookup `unavailable` and counts against the breaker. Found and not-found count as successes.
+ * Concurrent lookups of one key share one fetch.
+ */
+export class UpstreamSource {
+  readonly http: UpstreamHttpClient;
+  readonly redactor: SecretRedactor;
+  private readonly breaker: CircuitBreaker;
+  private readonly inflight = new Map<string, Promise<UpstreamAnswer>>();
+  private lastPurge = 0;
+
+  constructor(
+    readonly settings: UpstreamSettings,
+    private readonly context: UpstreamContext,
+    /** The upstream's secrets (keys, client secrets), hidden from every message it produces. */
+    secrets: readonly (string | undefined)[] = [],
+  ) {
+    const { monitor, clock } = context;
+    this.redactor = new SecretRedactor(secrets);
+    this.breaker = new CircuitBreaker({
+      failureThreshold: settings.breakerFailures,
+      openMs: settings.breakerOpenMs,
+      clock,
+      onStateChange: (from, to) => {
+        monitor.emit({ type: 'breaker', provider: settings.name, from, to });
+      },
+    });
+    this.http = new UpstreamHttpClient({ provider: settings.name, timeoutMs: settings.timeoutMs, budgetMs: settings.budgetMs, monitor, clock });
+    monitor.register(settings.name, this.breaker);
+  }
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** The cached answer for `key`, else `fetch()` behind the breaker; never throws. */
+  lookup(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+    const running = this.inflight.get(key);
+    if (running) return running;
+    const started = this.run(key, fetch).finally(() => {
+      this.inflight.delete(key);
+    });
+    this.inflight.set(key, started);
+    return started;
+  }
+
+  private async run(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+    const { monitor } = this.context;
+    const provider = this.settings.name;
+    const started = performance.now();
+    const seconds = (): number => (performance.now() - started) / 1000;
+
+    const cached = await this.readCache(key);
+    if (cached) {
+      monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds() });
+      return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
+    }
+
+    if (!this.breaker.tryAcquire()) {
+      const message = 'circuit open after repeated failures; not asking the upstream';
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'circuit-open', seconds: seconds(), failure: { kind: 'circuit-open', message } });
+      return { status: 'unavailable', reason: `${provider}: ${message}` };
+    }
+
+    let outcome: FetchOutcome;
+    try {
+      outcome = await fetch();
+    } catch (error) {
+      this.breaker.onFailure();
+      const failure = error instanceof UpstreamError ? error : new UpstreamError('internal', this.redactor.redact(error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown'));
+      const message = this.redactor.redact(failure.message);
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'upstream', seconds: seconds(), failure: { kind: failure.kind, message } });
+      return { status: 'unavailable', reason: `${provider}: ${message}` };
+    }
+    this.breaker.onSuccess();
+
+    if (outcome.status === 'found') await this.writeCache(key, { status: 'found', payload: outcome.payload }, this.settings.cacheTtlS);
+    else if (outcome.cache !== false) await this.writeCache(key, { status: 'not-found' }, this.settings.notFoundTtlS);
+    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds() });
+    return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
+  }
+
+  /** A cache that cannot be read is a miss: the upstream still answers. */
+  private async readCache(key: string): Promise<Awaited<ReturnType<UpstreamCacheRepository['get']>>> {
+    if (this.settings.cacheTtlS <= 0 && this.settings.notFoundTtlS <= 0) return undefined;
+    try {
+      return await this.context.cache.get(this.settings.name, key, this.context.clock.now());
+    } catch (error) {
+      this.cacheError('read', error);
+      return undefined;
+    }
+  }
+
+  /** A cache that cannot be written costs a later upstream call, not this answer. */
+  private async writeCache(key: string, answer: { status: 'found'; payload: unknown } | { status: 'not-found' }, ttlS: number): Promise<void> {
+    if (ttlS <= 0) return;
+    const now = this.context.clock.now();
+    try {
+      await this.context.cache.put(this.settings.name, key, answer, ttlS, now);
+      if (now.getTime() - this.lastPurge >= PURGE_INTERVAL_MS) {
+        this.lastPurge = now.getTime();
+        await this.context.cache.purgeExpired(now, this.settings.name);
+      }
+    } catch (error) {
+      this.cacheError('write', error);
+    }
+  }
+
+  private cacheError(operation: 'read' | 'write', error: unknown): void {
+    const message = this.redactor.redact(error instanceof Error ? error.message : 'unknown error');
+    this.context.monitor.emit({ type: 'cache-error', provider: this.settings.name, operation, message });
+  }
+}

@@ -1,0 +1,183 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { retryAfterMs, UpstreamHttpClient, type UpstreamHttpOptions } from '../../src/providers/upstream/http-client.js';
+import { UpstreamError } from '../../src/providers/upstream/upstream-error.js';
+import { UpstreamMonitor, type UpstreamEvent } from '../../src/providers/upstream/upstream-monitor.js';
+import { FakeHttpServer } from '../fakes/fake-http-server.js';
+
+let fake: FakeHttpServer;
+let events: UpstreamEvent[];
+
+function client(options: Partial<UpstreamHttpOptions> = {}): UpstreamHttpClient {
+  const monitor = new UpstreamMonitor();
+  monitor.subscribe((e) => events.push(e));
+  return new UpstreamHttpClient({ provider: 'test', timeoutMs: 300, budgetMs: 3000, monitor, retryDelayMs: 20, ...options });
+}
+
+async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof UpstreamError) return error;
+    throw error;
+  }
+  throw new Error('expected an UpstreamError');
+}
+
+beforeAll(async () => {
+  fake = await FakeHttpServer.start(() => ({ status: 200, json: { ok: true } }));
+});
+afterAll(async () => fake.close());
+beforeEach(() => {
+  fake.reset();
+  events = [];
+});
+
+describe('upstream HTTP client', () => {
+  it('answers a slow upstream that is within the timeout', async () => {
+    fake.script({ status: 200, json: { slow: true }, delayMs: 150 });
+    const response = await client({ timeoutMs: 2000 }).request({ method: 'GET', url: `${fake.url}/x` });
+    expect(JSON.parse(response.text)).toEqual({ slow: true });
+    expect(fake.count()).toBe(1);
+  });
+
+  it('gives up on an attempt after the timeout and retries a GET once, then fails as a timeout', async () => {
+    fake.script({ hang: true }, { hang: true }, { hang: true });
+    const started = performance.now();
+    const error = await failure(client().request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('timeout');
+    expect(fake.count()).toBe(2);
+    expect(performance.now() - started).toBeLessThan(3000);
+    expect(events.flatMap((e) => (e.type === 'request' ? [e.outcome] : []))).toEqual(['timeout', 'timeout']);
+  });
+
+  it('counts a slow body against the timeout too', async () => {
+    fake.script({ status: 200, text: 'late', bodyDelayMs: 1000 }, { status: 200, text: 'late', bodyDelayMs: 1000 });
+    const error = await failure(client().request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('timeout');
+    expect(fake.count()).toBe(2);
+  });
+
+  it('retries a GET once after a 5xx and returns the answer of the retry', async () => {
+    fake.script({ status: 503, text: 'down' });
+    const response = await client().request({ method: 'GET', url: `${fake.url}/x` });
+    expect(response.status).toBe(200);
+    expect(JSON.parse(response.text)).toEqual({ ok: true });
+    expect(fake.count()).toBe(2);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'retry', reason: '5xx' }));
+  });
+
+  it('makes at most one retry: a second 5xx fails the request as a server error', async () => {
+    fake.script({ status: 500 }, { status: 502 }, { status: 200 });
+    const error = await failure(client().request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('server-error');
+    expect(error.status).toBe(502);
+    expect(fake.count()).toBe(2);
+  });
+
+  it('does not retry a POST unless it says it is idempotent', async () => {
+    fake.script({ status: 500 });
+    const error = await failure(client().request({ method: 'POST', url: `${fake.url}/x`, body: '{}' }));
+    expect(error.kind).toBe('server-error');
+    expect(fake.count()).toBe(1);
+
+    fake.reset();
+    fake.script({ status: 500 });
+    const response = await client().request({ method: 'POST', url: `${fake.url}/x`, body: '{}', idempotent: true });
+    expect(response.status).toBe(200);
+    expect(fake.count()).toBe(2);
+  });
+
+  it('retries once after a network error and reports it without the error text', async () => {
+    const gone = await FakeHttpServer.start(() => ({ status: 200 }));
+    const url = gone.url;
+    await gone.close();
+    const error = await failure(client().request({ method: 'GET', url: `${url}/x` }));
+    expect(error.kind).toBe('network');
+    expect(error.message).toMatch(/^network error ECONNREFUSED/);
+    expect(events.filter((e) => e.type === 'request')).toHaveLength(2);
+  });
+
+  it('retries after a dropped connection', async () => {
+    fake.script({ reset: true });
+    const response = await client().request({ method: 'GET', url: `${fake.url}/x` });
+    expect(response.status).toBe(200);
+    expect(fake.count()).toBe(2);
+  });
+
+  it('waits for Retry-After on a 429 and retries once, even for a POST', async () => {
+    fake.script({ status: 429, headers: { 'retry-after': '1' } });
+    const started = performance.now();
+    const response = await client().request({ method: 'POST', url: `${fake.url}/x`, body: '{}' });
+    expect(response.status).toBe(200);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+    expect(fake.count()).toBe(2);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'retry', reason: '429', waitMs: 1000 }));
+  });
+
+  it('gives up at once, as rate limited, when Retry-After is longer than the request budget', async () => {
+    fake.script({ status: 429, headers: { 'retry-after': '120' } });
+    const started = performance.now();
+    const error = await failure(client({ budgetMs: 2000 }).request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('rate-limited');
+    expect(error.message).toMatch(/Retry-After 120 s exceeds/);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(fake.count()).toBe(1);
+  });
+
+  it('gives up at once on a 429 without Retry-After, and after one wait on a second 429', async () => {
+    fake.script({ status: 429 });
+    expect((await failure(client().request({ method: 'GET', url: `${fake.url}/x` }))).message).toBe('HTTP 429 without Retry-After');
+    expect(fake.count()).toBe(1);
+
+    fake.reset();
+    fake.script({ status: 429, headers: { 'retry-after': '0' } }, { status: 429, headers: { 'retry-after': '0' } });
+    expect((await failure(client().request({ method: 'GET', url: `${fake.url}/x` }))).kind).toBe('rate-limited');
+    expect(fake.count()).toBe(2);
+  });
+
+  it('reads Retry-After as seconds or as an HTTP date', () => {
+    const now = new Date('2026-01-15T12:00:00Z');
+    expect(retryAfterMs('3', now)).toBe(3000);
+    expect(retryAfterMs('Thu, 15 Jan 2026 12:00:05 GMT', now)).toBe(5000);
+    expect(retryAfterMs('Thu, 15 Jan 2026 11:00:00 GMT', now)).toBe(0);
+    expect(retryAfterMs('soon', now)).toBeUndefined();
+    expect(retryAfterMs('-1', now)).toBeUndefined();
+    expect(retryAfterMs(null, now)).toBeUndefined();
+  });
+
+  it('keeps the whole request within its budget, the retry included', async () => {
+    fake.script({ hang: true }, { hang: true });
+    const started = performance.now();
+    const error = await failure(client({ timeoutMs: 1000, budgetMs: 1200 }).request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('timeout');
+    expect(fake.count()).toBe(2);
+    // Two full attempts would take over 2 s.
+    expect(performance.now() - started).toBeLessThan(1800);
+  });
+
+  it('returns 4xx answers to the adapter without retrying them', async () => {
+    fake.script({ status: 404, json: { error: 'nope' } });
+    const response = await client().request({ method: 'GET', url: `${fake.url}/x` });
+    expect(response.status).toBe(404);
+    expect(fake.count()).toBe(1);
+  });
+
+  it('does not follow redirects, so key headers never reach another host', async () => {
+    const other = await FakeHttpServer.start(() => ({ status: 200 }));
+    try {
+      fake.script({ status: 302, headers: { location: `${other.url}/steal` } });
+      const response = await client().request({ method: 'GET', url: `${fake.url}/x`, headers: { 'x-api-key': 'secret-value' } });
+      expect(response.status).toBe(302);
+      expect(other.count()).toBe(0);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('refuses a body larger than the limit as a bad response', async () => {
+    fake.script({ status: 200, text: 'x'.repeat(5000) });
+    const error = await failure(client({ maxResponseBytes: 1000 }).request({ method: 'GET', url: `${fake.url}/x` }));
+    expect(error.kind).toBe('bad-response');
+    expect(fake.count()).toBe(1);
+  });
+});
