@@ -1,0 +1,77 @@
+import { OutageLog, type RedisConnection, type RedisLog } from './redis-connection.js';
+
+/**
+ * A cache shared by every instance, for answers that are expensive to get again (upstream
+ * answers, in front of the upstream_cache table). Values are JSON: what `set` stores is what
+ * `JSON.stringify` makes of it, and `get` returns `JSON.parse` of that, unchecked; callers validate
+ * what they read, as they would any stored data.
+ *
+ * It never throws and never waits long: Redis down or slow is a miss on `get` and a no-op on `set`
+ * (logged once per outage), so the caller goes on to its next source.
+ */
+export interface SharedCache {
+  /** The value stored under `key`, or undefined when there is none (or Redis did not answer). */
+  get(key: string): Promise<unknown>;
+  /** Stores `value` under `key` for `ttlSeconds` (a whole number >= 1). `undefined` is not stored. */
+  set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
+  /** Removes `key` (a no-op when absent). */
+  delete(key: string): Promise<void>;
+}
+
+/** Values larger than this (as JSON text) are not stored: the cache is for answers, not blobs. */
+export const MAX_VALUE_BYTES = 512 * 1024;
+
+/** SharedCache in Redis: keys `{REDIS_KEY_PREFIX}cache:{key}`, SET ... EX for the TTL. */
+export class RedisSharedCache implements SharedCache {
+  private readonly outage: OutageLog;
+
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly keyPrefix: string,
+    log: RedisLog,
+  ) {
+    this.outage = new OutageLog(log, 'The shared cache in Redis', 'lookups skip it');
+  }
+
+  async get(key: string): Promise<unknown> {
+    const text = await this.attempt((client) => client.get(this.key(key)));
+    if (text === undefined || text === null) return undefined;
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      // Not ours, or cut short: treat as a miss and let the next set replace it.
+      return undefined;
+    }
+  }
+
+  async set(key: string, value: unknown, ttlSeconds: number): Promise<void> {
+    if (!Number.isInteger(ttlSeconds) || ttlSeconds < 1) throw new RangeError(`ttlSeconds must be a whole number >= 1 (got ${ttlSeconds})`);
+    const text = JSON.stringify(value) as string | undefined;
+    if (text === undefined || Buffer.byteLength(text) > MAX_VALUE_BYTES) return;
+    await this.attempt((client) => client.set(this.key(key), text, 'EX', ttlSeconds));
+  }
+
+  async delete(key: string): Promise<void> {
+    await this.attempt((client) => client.del(this.key(key)));
+  }
+
+  private key(key: string): string {
+    return `${this.keyPrefix}cache:${key}`;
+  }
+
+  private async attempt<T>(command: (client: RedisConnection['commands']) => Promise<T>): Promise<T | undefined> {
+    const client = this.connection.commands;
+    if (client.status !== 'ready') {
+      this.outage.failed(new Error(`Redis connection is ${client.status}`));
+      return undefined;
+    }
+    try {
+      const result = await command(client);
+      this.outage.succeeded();
+      return result;
+    } catch (error) {
+      this.outage.failed(error);
+      return undefined;
+    }
+  }
+}
