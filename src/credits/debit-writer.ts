@@ -1,0 +1,62 @@
+import type { Storage } from '../storage/create-database.js';
+import type { CreditLedgerRepository, DebitDetails } from './credit-ledger.repository.js';
+
+export interface DebitRequest {
+  readonly accountId: number;
+  readonly cost: number;
+  readonly details: DebitDetails;
+}
+
+/**
+ * Writes a batch of debits in one transaction and returns each debit's balance after it, or
+ * undefined where the balance did not cover it. All or nothing: if it throws, none happened.
+ */
+export interface DebitWriter {
+  write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>>;
+  /** Gets ready before the first request (starts a worker); writing also starts it if needed. */
+  start(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The debit logic, on whatever connection `storage` is: accounts in ascending id (the lock order,
+ * so batches on several instances cannot deadlock), each account's debits together and in arrival
+ * order (CreditLedgerRepository.debitMany).
+ */
+export class InlineDebitWriter implements DebitWriter {
+  constructor(
+    private readonly storage: Pick<Storage, 'transact'>,
+    private readonly ledger: CreditLedgerRepository,
+  ) {}
+
+  write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>> {
+    const byAccount = new Map<number, number[]>();
+    batch.forEach((request, index) => {
+      byAccount.set(request.accountId, [...(byAccount.get(request.accountId) ?? []), index]);
+    });
+    const accounts = [...byAccount.keys()].sort((a, b) => a - b);
+    return this.storage.transact(async (run) => {
+      const results = new Array<number | undefined>(batch.length);
+      for (const accountId of accounts) {
+        const indexes = byAccount.get(accountId) ?? [];
+        const after = await this.ledger.debitMany(
+          run,
+          accountId,
+          indexes.map((i) => batch[i] as DebitRequest),
+        );
+        indexes.forEach((batchIndex, i) => {
+          results[batchIndex] = after[i];
+        });
+      }
+      return results;
+    });
+  }
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}

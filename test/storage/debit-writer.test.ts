@@ -1,0 +1,90 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WorkerDebitWriter } from '../../src/credits/debit-worker/worker-debit-writer.js';
+import { CreditLedgerRepository } from '../../src/credits/credit-ledger.repository.js';
+import { InlineDebitWriter, type DebitRequest, type DebitWriter } from '../../src/credits/debit-writer.js';
+import { ENGINES, postgresAvailable } from '../helpers/engines.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+
+const details = (n: number) => ({ operation: 'CheckFrance', interface: 'json', query: `Q${n}`, requestId: `r${n}`, createdAt: new Date(2026, 0, 1, 0, 0, n).toISOString() });
+
+type Variant = { name: string; engine: (typeof ENGINES)[number]; writer: (t: TestApp) => DebitWriter };
+const VARIANTS: Variant[] = [
+  ...ENGINES.map((engine) => ({ name: `inline on ${engine}`, engine, writer: (t: TestApp) => new InlineDebitWriter(t.services.storage, new CreditLedgerRepository(t.services.storage.db)) })),
+  { name: 'worker thread on sqlite', engine: 'sqlite', writer: (t: TestApp) => new WorkerDebitWriter(t.services.storage.sqliteFile ?? '') },
+];
+
+describe.each(VARIANTS)('debit writer: $name', ({ engine, writer: makeWriter }) => {
+  let t: TestApp | undefined;
+  let writer: DebitWriter | undefined;
+  afterEach(async () => {
+    await writer?.close();
+    await t?.close();
+    t = undefined;
+  });
+
+  async function setup(ctx: { skip: () => void }): Promise<{ app: TestApp; w: DebitWriter; ids: { low: number; rich: number } }> {
+    if (engine === 'postgres' && !(await postgresAvailable())) ctx.skip();
+    t = await createTestApp({ SQLITE_DEBIT_WORKER: 'false' }, undefined, engine);
+    await t.services.accounts.create('low', 3);
+    await t.services.accounts.create('rich', 100);
+    writer = makeWriter(t);
+    const ids = { low: (await t.services.accounts.show('low')).id, rich: (await t.services.accounts.show('rich')).id };
+    return { app: t, w: writer, ids };
+  }
+
+  it('debits exactly what each balance covers, in arrival order, with one ledger row per debit', async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    const batch: DebitRequest[] = [
+      { accountId: ids.low, cost: 1, details: details(1) },
+      { accountId: ids.rich, cost: 1, details: details(2) },
+      { accountId: ids.low, cost: 1, details: details(3) },
+      { accountId: ids.low, cost: 1, details: details(4) },
+      { accountId: ids.low, cost: 1, details: details(5) },
+      { accountId: ids.rich, cost: 2, details: details(6) },
+    ];
+    expect(await w.write(batch)).toEqual([2, 99, 1, 0, undefined, 97]);
+    const low = await app.services.accounts.usage('low');
+    expect(low.filter((r) => r.kind === 'debit').map((r) => [r.requestId, r.balanceAfter])).toEqual([['r1', 2], ['r3', 1], ['r4', 0]]);
+    expect((await app.services.accounts.show('low')).credits).toBe(0);
+    expect((await app.services.accounts.show('rich')).credits).toBe(97);
+  });
+
+  it('takes the sum at once when the balance covers a whole group', async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    const batch = Array.from({ length: 20 }, (_, i) => ({ accountId: ids.rich, cost: 1, details: details(i) }));
+    expect(await w.write(batch)).toEqual(Array.from({ length: 20 }, (_, i) => 99 - i));
+    const rows = (await app.services.accounts.usage('rich')).filter((r) => r.kind === 'debit');
+    expect(rows.map((r) => r.balanceAfter)).toEqual(Array.from({ length: 20 }, (_, i) => 99 - i));
+    expect(rows.reduce((sum, r) => sum + r.delta, 0)).toBe(-20);
+  });
+
+  it('writes nothing of a batch whose transaction fails', async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    const bad = [
+      { accountId: ids.rich, cost: 1, details: details(1) },
+      // created_at is NOT NULL on a ledger row, so this row fails after the first was written.
+      { accountId: ids.rich, cost: 1, details: { ...details(2), createdAt: null as unknown as string } },
+    ];
+    await expect(w.write(bad)).rejects.toThrow();
+    expect((await app.services.accounts.show('rich')).credits).toBe(100);
+    expect((await app.services.accounts.usage('rich')).filter((r) => r.kind === 'debit')).toEqual([]);
+    // And the writer keeps working afterwards.
+    expect(await w.write([{ accountId: ids.rich, cost: 1, details: details(3) }])).toEqual([99]);
+  });
+});
+
+describe('worker debit writer', () => {
+  it('refuses writes after close', async () => {
+    const t = await createTestApp({ SQLITE_DEBIT_WORKER: 'false' });
+    try {
+      const w = new WorkerDebitWriter(t.services.storage.sqliteFile ?? '');
+      await t.services.accounts.create('x', 1);
+      const id = (await t.services.accounts.show('x')).id;
+      expect(await w.write([{ accountId: id, cost: 1, details: details(1) }])).toEqual([0]);
+      await w.close();
+      await expect(w.write([{ accountId: id, cost: 1, details: details(2) }])).rejects.toThrow(/closed/);
+    } finally {
+      await t.close();
+    }
+  });
+});
