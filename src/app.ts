@@ -8,6 +8,7 @@ import { jsonPlugin } from './protocols/json/json.plugin.js';
 import { serviceEndpoints } from './protocols/service-endpoints.js';
 import { soapPlugin } from './protocols/soap/soap.plugin.js';
 import { wsdlPlugin } from './protocols/wsdl/wsdl.plugin.js';
+import { openRedis } from './redis/redis-services.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { openStorage, type Storage } from './storage/create-database.js';
@@ -80,11 +81,43 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         app.log.warn({ err: error }, 'a pooled database connection failed; it will be replaced');
       },
     }));
+  // Optional (issue 5): shared rate-limit counters, account changes between instances, a shared
+  // cache. Start-up goes on without it when it is unreachable; docs/scaling.md "Redis".
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : await openRedis(
+          { url: config.redisUrl, keyPrefix: config.redisKeyPrefix },
+          {
+            name: 'vehicle-lookup',
+            subscribe: true,
+            log: {
+              warn: (message, error) => {
+                app.log.warn({ err: error }, message);
+              },
+              info: (message) => {
+                app.log.info(message);
+              },
+            },
+            onRateLimitFallback: () => {
+              metrics.rateLimitFallbacks.inc();
+            },
+          },
+        );
+  if (redis) app.addHook('onClose', async () => redis.close());
   const services = createServices(storage, {
     clock: options.clock ?? systemClock,
+    env: config.env,
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
+    sqliteDebitWorker: config.sqliteDebitWorker,
+    rateLimitDefaults: config.rateLimitDefaults,
+    ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
+  // The debit worker is up before the first request; pending debits are answered before the
+  // store closes.
+  await services.start();
+  app.addHook('onClose', async () => services.close());
 
   let draining = false;
 

@@ -2,6 +2,11 @@ import { resolve } from 'node:path';
 
 /** The service configuration, read once from the environment (README "Configuration"). */
 export interface Config {
+  /**
+   * The environment the configuration was read from. Providers read their own settings from it
+   * (DVLA_*, DVSA_*, VIN_*...; docs/providers.md), so a test or the CLI can pass one explicitly.
+   */
+  readonly env: Readonly<NodeJS.ProcessEnv>;
   readonly port: number;
   readonly host: string;
   /** Directory of the embedded store and operator files (images/). */
@@ -9,6 +14,10 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
+  /** Server processes sharing the port (node:cluster); 1 = a single process. */
+  readonly workers: number;
+  /** Write debits on a worker thread when the store is an SQLite file. */
+  readonly sqliteDebitWorker: boolean;
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
   readonly baseUrl: string | undefined;
   readonly logLevel: string;
@@ -29,11 +38,20 @@ export interface Config {
   readonly bespokeNamespace: string;
   /** Largest SOAP or form request body, in bytes, after any gzip inflation. */
   readonly xmlBodyLimit: number;
+  /** `redis://` or `rediss://` URL; unset: no Redis, everything in-process (issue 5). */
+  readonly redisUrl: string | undefined;
+  /** Starts every Redis key and channel name, so several deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Rate limits of accounts that have none of their own (null: no limit). */
+  readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
 }
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
+
+/** The most processes `WORKERS` may ask for. */
+export const MAX_WORKERS = 64;
 
 const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
 
@@ -53,6 +71,29 @@ function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
 function namespace(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
   const value = nonEmpty(env, name) ?? fallback;
   if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(value) || /["<>&]/.test(value)) throw new ConfigError(`${name} must be an absolute URI (got "${value}")`);
+  return value;
+}
+
+/** An optional whole number from 1 to `max`; unset means null. */
+function optionalLimit(env: NodeJS.ProcessEnv, name: string, max: number): number | null {
+  const text = nonEmpty(env, name);
+  if (text === undefined) return null;
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < 1 || value > max) throw new ConfigError(`${name} must be a whole number from 1 to ${max}, or unset for no limit (got "${text}")`);
+  return value;
+}
+
+function redisUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = nonEmpty(env, name);
+  if (value === undefined) return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    // The value may hold a password: it is not repeated in the message.
+    throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
   return value;
 }
 
@@ -90,13 +131,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dbPoolSize = Number(poolText);
   if (!Number.isInteger(dbPoolSize) || dbPoolSize < 1 || dbPoolSize > 1000) throw new ConfigError(`DB_POOL_SIZE must be a whole number from 1 to 1000 (got "${poolText}")`);
 
+  const redisKeyPrefix = nonEmpty(env, 'REDIS_KEY_PREFIX') ?? 'vehicle-lookup:';
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
+    throw new ConfigError(`REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits and . _ : - (got "${redisKeyPrefix}")`);
+  }
+
+  const workersText = nonEmpty(env, 'WORKERS') ?? '1';
+  const workers = Number(workersText);
+  if (!/^\d+$/.test(workersText) || workers < 1 || workers > MAX_WORKERS) {
+    throw new ConfigError(`WORKERS must be a whole number from 1 to ${MAX_WORKERS} (got "${workersText}")`);
+  }
+
   const dataDir = resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
   return Object.freeze({
+    env: Object.freeze({ ...env }),
     port,
     host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
     dataDir,
     databaseUrl: nonEmpty(env, 'DATABASE_URL'),
     dbPoolSize,
+    sqliteDebitWorker: bool(env, 'SQLITE_DEBIT_WORKER', true),
+    workers,
     baseUrl,
     logLevel,
     authRealm: realm,
@@ -108,5 +163,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit,
+    redisUrl: redisUrl(env, 'REDIS_URL'),
+    redisKeyPrefix,
+    rateLimitDefaults: Object.freeze({
+      perSecond: optionalLimit(env, 'RATE_LIMIT_PER_SECOND', 1_000_000),
+      perDay: optionalLimit(env, 'RATE_LIMIT_PER_DAY', 1_000_000_000),
+    }),
   });
 }

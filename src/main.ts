@@ -1,12 +1,22 @@
-import { buildApp } from './app.js';
-import { seedBanner, seedEmptyStore } from './bootstrap/seed.js';
+import cluster from 'node:cluster';
+import { pino } from 'pino';
+import { buildApp, type BuiltApp } from './app.js';
+import { seedBanner } from './bootstrap/seed.js';
+import { runPrimary, seedOnce } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config.js';
+import { prepareVinDatabase } from './providers/vin-offline/vin-startup.js';
 
-/** Listens and handles signals; everything else is in buildApp (STYLE.md 9). */
+/**
+ * Listens and handles signals; everything else is in buildApp (STYLE.md 9). With WORKERS > 1 this
+ * process becomes the cluster primary (src/cluster.ts) once the first-start work is done, and
+ * each worker runs this file again as a plain server.
+ */
 async function main(): Promise<void> {
   let config: Config;
+  let workers: number;
   try {
     config = loadConfig();
+    workers = config.workers;
   } catch (error) {
     if (error instanceof ConfigError) {
       console.error(`vehicle-lookup: configuration error: ${error.message}`);
@@ -15,14 +25,43 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const built = await buildApp(config);
-  const { app } = built;
-  if (config.seedOnEmptyStore) {
-    const seeded = await seedEmptyStore(built.services);
-    const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-    if (seeded) process.stdout.write(`${seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`)}\n`);
+  if (cluster.isWorker) {
+    await serve(config, await buildApp(config));
+    return;
   }
+  const built = await buildApp(config);
+  await firstStart(config, built);
+  if (workers === 1) {
+    await serve(config, built);
+    return;
+  }
+  // The workers open the store themselves; the primary keeps no connection to it. The interval
+  // keeps this process alive until close() settles: closing waits for the debit worker thread,
+  // which is unref()'d, and with nothing else pending Node would exit (code 0) before it ends.
+  const alive = setInterval(() => undefined, 1000);
+  try {
+    await built.app.close();
+  } finally {
+    clearInterval(alive);
+  }
+  runPrimary({ workers, log: pino({ level: config.logLevel }) });
+}
 
+/**
+ * Once per start, before anything listens: in the single process, or in the cluster primary
+ * before it forks, so workers never race each other for it.
+ */
+async function firstStart(config: Config, built: BuiltApp): Promise<void> {
+  // Unpacks the offline VIN database on first start, before any request can need it (issue 4).
+  await prepareVinDatabase(config.env, built.app.log);
+  if (!config.seedOnEmptyStore) return;
+  const seeded = await seedOnce(built.services, built.app.log);
+  const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  if (seeded) process.stdout.write(`${seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`)}\n`);
+}
+
+async function serve(config: Config, built: BuiltApp): Promise<void> {
+  const { app } = built;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -1,9 +1,12 @@
 import { AccountCache } from './accounts/account-cache.js';
+import { ALL_ACCOUNTS, accountCacheCounter, type AccountChangeFeed } from './accounts/account-change-feed.js';
 import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
+import { WorkerDebitWriter } from './credits/debit-worker/worker-debit-writer.js';
+import { InlineDebitWriter, type DebitWriter } from './credits/debit-writer.js';
 import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
@@ -12,13 +15,30 @@ import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { RecordCache } from './providers/local/record-cache.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
+import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
+import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
+import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js';
+import { RateLimiter, type RateCounters, type RateLimitDefaults } from './rate-limit/rate-limiter.js';
+import type { SharedCache } from './redis/shared-cache.js';
 import type { Clock } from './shared/clock.js';
 import type { Storage } from './storage/create-database.js';
 
 export interface ServiceOptions {
   readonly clock: Clock;
+  /** Where providers read their settings (Config.env); default: the process environment. */
+  readonly env?: Readonly<NodeJS.ProcessEnv>;
   readonly requireApiKeyEverywhere: boolean;
   readonly observer?: LookupObserver;
+  /** Write SQLite debits on a worker thread (default true; `SQLITE_DEBIT_WORKER=false`). */
+  readonly sqliteDebitWorker?: boolean;
+  /** Account changes shared between instances (Redis); without it, each process sees its own. */
+  readonly accountChanges?: AccountChangeFeed;
+  /** Where rate-limit counts live (Redis); default: this process. */
+  readonly rateCounters?: RateCounters;
+  /** Limits of accounts without their own (RATE_LIMIT_PER_SECOND / RATE_LIMIT_PER_DAY). */
+  readonly rateLimitDefaults?: RateLimitDefaults;
+  /** The cache shared by every instance (Redis), for upstream answers. */
+  readonly sharedCache?: SharedCache;
 }
 
 /** Everything below the adapters, wired once; the server and the CLI both use it. */
@@ -30,6 +50,12 @@ export interface Services {
   readonly accounts: AccountService;
   readonly pipeline: LookupPipeline;
   readonly importer: JsonlImporter;
+  /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
+  readonly sharedCache: SharedCache | undefined;
+  /** Starts what must run before the first request (the debit worker). */
+  start(): Promise<void>;
+  /** Stops what the services started (the debit worker); the storage is closed by its owner. */
+  close(): Promise<void>;
 }
 
 export function createServices(storage: Storage, options: ServiceOptions): Services {
@@ -38,31 +64,57 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const accountRepository = new AccountRepository(db);
   const ledger = new CreditLedgerRepository(db);
   const records = new RecordRepository(db);
-  const accountCache = new AccountCache(accountRepository, storage.changeCounter);
+  const accountCache = new AccountCache(accountRepository, accountCacheCounter(storage, options.accountChanges));
+  options.accountChanges?.onChange((username) => {
+    if (username === ALL_ACCOUNTS) accountCache.clear();
+    else accountCache.invalidate(username);
+  });
+  const accountChanged = async (username: string): Promise<void> => {
+    accountCache.invalidate(username);
+    await options.accountChanges?.publish(username);
+  };
   const testPlates = new TestPlates(records, storage.changeCounter);
   const recordCache = new RecordCache(storage.changeCounter);
   const local = new LocalStoreProvider(records, recordCache);
   // Upstream and offline providers register here, one line each (issue 4).
-  const registrations: ProviderRegistration[] = [];
+  const env = options.env ?? process.env;
+  const vin = offlineVinRegistration(env, options.clock);
+  const registrations: ProviderRegistration[] = [
+    vin,
+    ...upstreamRegistrations({ db, clock: options.clock, env, observer: options.observer }),
+  ];
+  // On an SQLite file, debits are written by a worker thread with its own connection (the HTTP
+  // thread keeps only the lookup work); elsewhere in this thread.
+  const debitWriter: DebitWriter =
+    storage.sqliteFile !== undefined && options.sqliteDebitWorker !== false
+      ? new WorkerDebitWriter(storage.sqliteFile)
+      : new InlineDebitWriter(storage, ledger);
   const pipeline = new LookupPipeline({
     catalogue,
     accounts: accountCache,
-    debits: new DebitBatcher(storage, ledger),
+    debits: new DebitBatcher(debitWriter),
     testPlates,
     providersFor: providerChains(local, registrations),
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
     ...(options.observer ? { observer: options.observer } : {}),
+    rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
   });
   return {
     storage,
     catalogue,
     records,
     testPlates,
-    accounts: new AccountService(db, accountRepository, ledger, options.clock, accountCache),
+    accounts: new AccountService(db, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
     pipeline,
     importer: new JsonlImporter(new RecordValidator(catalogue), records, db, options.clock, () => {
       recordCache.clear();
     }),
+    sharedCache: options.sharedCache,
+    start: () => debitWriter.start(),
+    close: async () => {
+      await debitWriter.close();
+      (vin.provider as { close?: () => void }).close?.();
+    },
   };
 }

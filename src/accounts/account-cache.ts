@@ -6,9 +6,10 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * Accounts by username for the lookup path, so authenticating does not read the store on every
- * request. Entries are valid while the storage change counter is unchanged (SQLite: until any other
- * connection or process commits; PostgreSQL: at most one second) and are dropped at once when this
- * process changes an account. The cached balance is only used to refuse early: the conditional
+ * request. Entries are valid while the change counter is unchanged (SQLite: until any other
+ * connection or process commits; PostgreSQL: at most one second, or while the Redis change feed is
+ * live up to 30 s: accountCacheCounter) and are dropped at once when this process changes an
+ * account or the change feed announces a change made elsewhere. The cached balance is only used to refuse early: the conditional
  * debit stays the authority on credits.
  */
 export class AccountCache {
@@ -29,7 +30,14 @@ export class AccountCache {
 
   /** Reads the account from the store, bypassing (and refreshing) the cache. */
   async reload(username: string): Promise<Account | undefined> {
+    const before = this.changeCounter();
     const account = await this.repository.findByUsername(username);
+    // A change signalled while the row was being read may not be in it: do not keep it then, or
+    // it could outlive the next period too.
+    if (this.changeCounter() !== before) {
+      this.entries.delete(username);
+      return account;
+    }
     if (account) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(username, account);
@@ -47,6 +55,11 @@ export class AccountCache {
 
   invalidate(username: string): void {
     this.entries.delete(username);
+  }
+
+  /** Drops every entry (a change feed asked for it, or may have missed changes). */
+  clear(): void {
+    this.entries.clear();
   }
 
   private checkFreshness(): void {

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { AccountsTable, Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
-import { toAccount, type Account } from './account.js';
+import { toAccount, type Account, type AccountRateLimits } from './account.js';
 
 /** Persistence of accounts. Credit movements live in CreditLedgerRepository. */
 export class AccountRepository {
@@ -33,7 +33,7 @@ export class AccountRepository {
 
   async update(
     username: string,
-    changes: { apiKeyHash?: string; disabled?: boolean; requireApiKey?: boolean },
+    changes: { apiKeyHash?: string; disabled?: boolean; requireApiKey?: boolean; rateLimits?: Partial<AccountRateLimits> },
   ): Promise<Account | undefined> {
     const row = await this.db
       .updateTable('accounts')
@@ -41,6 +41,8 @@ export class AccountRepository {
         ...(changes.apiKeyHash !== undefined ? { api_key_hash: changes.apiKeyHash } : {}),
         ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
         ...(changes.requireApiKey !== undefined ? { require_api_key: changes.requireApiKey ? 1 : 0 } : {}),
+        ...(changes.rateLimits?.perSecond !== undefined ? { rate_limit_per_second: changes.rateLimits.perSecond } : {}),
+        ...(changes.rateLimits?.perDay !== undefined ? { rate_limit_per_day: changes.rateLimits.perDay } : {}),
       })
       .where('username', '=', username)
       .returningAll()

@@ -1,7 +1,7 @@
 import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledger.repository.js';
 import type { Clock } from '../shared/clock.js';
 import { inTransaction, type Db } from '../storage/database.js';
-import type { Account } from './account.js';
+import type { Account, AccountRateLimits } from './account.js';
 import { USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
 import { generateApiKey, hashApiKey, type RandomBytes } from './api-key.js';
@@ -29,8 +29,11 @@ export class AccountService {
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
-    /** Told about every change this service makes, so lookups see it at once. */
-    private readonly cache?: { invalidate(username: string): void },
+    /**
+     * Told about every change this service makes, after it is committed, so lookups see it at once:
+     * this process's account cache and, with Redis, every other instance (AccountChangeFeed).
+     */
+    private readonly cache?: { invalidate(username: string): void | Promise<void> },
     private readonly random?: RandomBytes,
   ) {}
 
@@ -72,12 +75,23 @@ export class AccountService {
     return this.change(username, { requireApiKey });
   }
 
+  /**
+   * Sets the rate limits given (null: the server default; 0: no limit; N: at most N per window);
+   * a limit left out keeps its value. Every instance applies them from its next request.
+   */
+  setRateLimits(username: string, rateLimits: Partial<AccountRateLimits>): Promise<Account> {
+    if (rateLimits.perSecond !== undefined) checkLimit(rateLimits.perSecond, MAX_RATE_PER_SECOND, 'the per-second limit');
+    if (rateLimits.perDay !== undefined) checkLimit(rateLimits.perDay, MAX_RATE_PER_DAY, 'the per-day limit');
+    if (rateLimits.perSecond === undefined && rateLimits.perDay === undefined) return this.show(username);
+    return this.change(username, { rateLimits });
+  }
+
   /** Adds credits; returns the new balance. */
   async addCredits(username: string, amount: number, note: string | null = null): Promise<number> {
     checkAmount(amount, false);
     const account = await this.show(username);
     const balance = await inTransaction(this.db, (trx) => this.ledger.topUp(trx, account.id, amount, this.clock.now().toISOString(), note));
-    this.cache?.invalidate(username);
+    await this.cache?.invalidate(username);
     return balance;
   }
 
@@ -97,9 +111,19 @@ export class AccountService {
 
   private async change(username: string, changes: Parameters<AccountRepository['update']>[1]): Promise<Account> {
     const account = await this.accounts.update(username, changes);
-    this.cache?.invalidate(username);
+    await this.cache?.invalidate(username);
     if (!account) throw new AccountError('NOT_FOUND', `no account named ${username}`);
     return account;
+  }
+}
+
+/** Largest rate limits an operator may set; beyond them a limit means nothing. */
+export const MAX_RATE_PER_SECOND = 1_000_000;
+export const MAX_RATE_PER_DAY = 1_000_000_000;
+
+function checkLimit(value: number | null, max: number, what: string): void {
+  if (value !== null && (!Number.isInteger(value) || value < 0 || value > max)) {
+    throw new AccountError('INVALID', `${what} must be a whole number from 0 (no limit) to ${max}`);
   }
 }
 

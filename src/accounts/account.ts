@@ -11,6 +11,18 @@ export interface Account {
   /** When set, the XML bindings require the API key (HTTP Basic) as well as the username. */
   readonly requireApiKey: boolean;
   readonly createdAt: string;
+  /** The account's own rate limits, as stored (see AccountRateLimits). */
+  readonly rateLimits: AccountRateLimits;
+}
+
+/**
+ * Rate limits set on an account (issue 5). Each value is `null` (the server default:
+ * RATE_LIMIT_PER_SECOND / RATE_LIMIT_PER_DAY), `0` (no limit for this account, whatever the
+ * default) or N >= 1 (at most N requests per window; src/rate-limit/rate-limiter.ts).
+ */
+export interface AccountRateLimits {
+  readonly perSecond: number | null;
+  readonly perDay: number | null;
 }
 
 export function toAccount(row: Selectable<AccountsTable>): Account {
@@ -22,6 +34,7 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
     disabled: row.disabled !== 0,
     requireApiKey: row.require_api_key !== 0,
     createdAt: row.created_at,
+    rateLimits: { perSecond: row.rate_limit_per_second, perDay: row.rate_limit_per_day },
   };
 }
 

@@ -6,6 +6,8 @@
  * one to every parameter.
  */
 
+import { checkVin } from '../vin/vin.js';
+
 export type RuleOutcome = { ok: true; value: string } | { ok: false; reason: string };
 
 export interface InputRule {
@@ -82,15 +84,17 @@ export const pakistanProvinceRule = codeListRule('pakistan-province', 'Pakistani
   'GILGIT-BALTISTAN': 'GB',
 });
 
-/** VIN: 17 characters of [A-HJ-NPR-Z0-9] (ISO 3779; I, O and Q are never used). */
+/**
+ * VIN: 17 characters of [A-HJ-NPR-Z0-9] (ISO 3779; I, O and Q are never used), with a correct
+ * check digit where it is mandatory (North America and China, src/vin/vin.ts; issue 4).
+ */
 export const vinRule: InputRule = {
   name: 'vin',
-  description: 'Vehicle identification number: 17 characters of A-H, J-N, P, R-Z and 0-9',
+  description: 'Vehicle identification number: 17 characters of A-H, J-N, P, R-Z and 0-9; North American and Chinese VINs must have a correct check digit (position 9)',
   normalise(raw) {
     const value = raw.trim().replace(/[\s-]+/gu, '').toUpperCase();
-    if (value.length !== 17) return fail(`must be 17 characters (got ${value.length})`);
-    if (!/^[A-HJ-NPR-Z0-9]{17}$/.test(value)) return fail('may contain only A-H, J-N, P, R-Z and 0-9 (no I, O or Q)');
-    return ok(value);
+    const checked = checkVin(value);
+    return checked.ok ? ok(value) : fail(checked.reason);
   },
 };
 

@@ -1,4 +1,5 @@
 import { loadConfig } from '../config.js';
+import { openRedis } from '../redis/redis-services.js';
 import { createServices, type Services } from '../services.js';
 import { systemClock } from '../shared/clock.js';
 import { openStorage } from '../storage/create-database.js';
@@ -20,13 +21,44 @@ export const processOutput: CliOutput = {
   interactive: process.stderr.isTTY,
 };
 
-/** Opens the configured store (DATA_DIR / DATABASE_URL), runs `work`, and always closes it. */
-export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>): Promise<T> {
+/**
+ * Opens the configured store (DATA_DIR / DATABASE_URL), runs `work`, and always closes it. With
+ * REDIS_URL, account changes are announced to the running instances as the server announces its own
+ * (connecting only when a command changes an account); a failure to announce is a warning on `io`.
+ */
+export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>, io: CliOutput = processOutput): Promise<T> {
   const config = loadConfig(env);
   const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize });
+  const redis =
+    config.redisUrl === undefined
+      ? undefined
+      : await openRedis(
+          { url: config.redisUrl, keyPrefix: config.redisKeyPrefix },
+          {
+            name: 'vehicle-lookup-cli',
+            subscribe: false,
+            log: {
+              warn: (message) => {
+                io.err(`vehicle-lookup: warning: ${message}`);
+              },
+              info: () => undefined,
+            },
+          },
+        );
   try {
-    return await work(createServices(storage, { clock: systemClock, requireApiKeyEverywhere: config.requireApiKey }));
+    const services = createServices(storage, {
+      clock: systemClock,
+      env: config.env,
+      requireApiKeyEverywhere: config.requireApiKey,
+      ...(redis ? { accountChanges: redis.accountChanges } : {}),
+    });
+    try {
+      return await work(services);
+    } finally {
+      await services.close();
+    }
   } finally {
+    await redis?.close();
     await storage.close();
   }
 }

@@ -5,7 +5,12 @@ import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.
 import { registerAccountCommands } from './commands/accounts.command.js';
 import { registerCreditCommands } from './commands/credits.command.js';
 import { registerImportCommand } from './commands/import.command.js';
+import { registerImportNcapCommand } from './commands/import-ncap.command.js';
+import { registerImportRdwCommand } from './commands/import-rdw.command.js';
+import { registerLimitsCommand } from './commands/limits.command.js';
+import { registerMigrateStoreCommand } from './commands/migrate-store.command.js';
 import { registerTestPlateCommands } from './commands/test-plates.command.js';
+import { registerVinCommands } from './commands/vin.command.js';
 
 /** Builds the `vehicle-lookup` command tree; the CLI is an adapter over the same services. */
 export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
@@ -15,9 +20,14 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
     .configureOutput({ writeOut: (s) => { io.out(s.trimEnd()); }, writeErr: (s) => { io.err(s.trimEnd()); } })
     .exitOverride();
   registerAccountCommands(program, env, io);
+  registerLimitsCommand(program, env, io);
   registerCreditCommands(program, env, io);
   registerImportCommand(program, env, io);
+  registerImportRdwCommand(program, env, io);
+  registerImportNcapCommand(program, env, io);
   registerTestPlateCommands(program, env, io);
+  registerMigrateStoreCommand(program, env, io);
+  registerVinCommands(program, env, io);
   return program;
 }
 

@@ -1,5 +1,5 @@
-import type { Storage } from '../storage/create-database.js';
-import type { CreditLedgerRepository, DebitDetails } from './credit-ledger.repository.js';
+import type { DebitDetails } from './credit-ledger.repository.js';
+import type { DebitWriter } from './debit-writer.js';
 
 interface PendingDebit {
   readonly accountId: number;
@@ -10,7 +10,7 @@ interface PendingDebit {
 }
 
 /** Debits written in one transaction at most. */
-const MAX_BATCH = 256;
+const MAX_BATCH = 512;
 
 /**
  * Group commit for debits. Debits that arrive while the event loop is busy are written together in
@@ -18,18 +18,15 @@ const MAX_BATCH = 256;
  * caller is answered only after the COMMIT that made its debit durable. If the transaction fails,
  * none of its debits happened and every caller gets the error (and no data).
  *
- * Within a batch, accounts are updated in ascending id, so concurrent batches on several instances
- * lock them in the same order and cannot deadlock; an account's debits in one batch are written
- * together (CreditLedgerRepository.debitMany).
+ * The DebitWriter decides where the transaction runs (inline, or on the SQLite debit worker).
  */
 export class DebitBatcher {
   private queue: PendingDebit[] = [];
   private scheduled = false;
+  /** One batch is written at a time; debits arriving meanwhile form the next, larger batch. */
+  private writing = false;
 
-  constructor(
-    private readonly storage: Pick<Storage, 'transact'>,
-    private readonly ledger: CreditLedgerRepository,
-  ) {}
+  constructor(private readonly writer: DebitWriter) {}
 
   /** The new balance, or undefined when the account had too few credits (nothing written). */
   debit(accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
@@ -40,7 +37,7 @@ export class DebitBatcher {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.writing) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
@@ -50,25 +47,20 @@ export class DebitBatcher {
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH);
-    if (this.queue.length > 0) this.schedule();
     if (batch.length === 0) return;
-    // Grouped by account, accounts in ascending id (the lock order), debits in arrival order.
-    const byAccount = new Map<number, PendingDebit[]>();
-    for (const pending of batch) byAccount.set(pending.accountId, [...(byAccount.get(pending.accountId) ?? []), pending]);
-    const accounts = [...byAccount.keys()].sort((a, b) => a - b);
+    // Batches of one instance never wait for each other's row locks (on PostgreSQL, concurrent
+    // batches mostly queued on the same hot account row, holding pool connections).
+    this.writing = true;
     try {
-      const balances = await this.storage.transact(async (run) => {
-        const results = new Map<PendingDebit, number | undefined>();
-        for (const accountId of accounts) {
-          const group = byAccount.get(accountId) ?? [];
-          const after = await this.ledger.debitMany(run, accountId, group);
-          group.forEach((pending, i) => results.set(pending, after[i]));
-        }
-        return results;
+      const balances = await this.writer.write(batch.map(({ accountId, cost, details }) => ({ accountId, cost, details })));
+      batch.forEach((pending, i) => {
+        pending.resolve(balances[i]);
       });
-      for (const pending of batch) pending.resolve(balances.get(pending));
     } catch (error) {
       for (const pending of batch) pending.reject(error);
+    } finally {
+      this.writing = false;
+      if (this.queue.length > 0) this.schedule();
     }
   }
 }

@@ -6,6 +6,7 @@ import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
+import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
@@ -54,6 +55,8 @@ export interface LookupOutcome {
 /** Told about every finished lookup; metrics implement it. */
 export interface LookupObserver {
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void;
+  /** A request refused by the account's rate limit (it is also reported to onLookup). */
+  onRateLimited?(event: { window: RateWindow; interface: string }): void;
 }
 
 export interface LookupPipelineDeps {
@@ -67,6 +70,8 @@ export interface LookupPipelineDeps {
   /** Operator setting: the XML bindings require the API key for every account. */
   readonly requireApiKeyEverywhere: boolean;
   readonly observer?: LookupObserver;
+  /** Per-account rate limits, checked right after authentication; none when absent. */
+  readonly rateLimiter?: RateLimiter;
 }
 
 /**
@@ -108,9 +113,17 @@ export class LookupPipeline {
   private async run(request: LookupRequest): Promise<LookupOutcome> {
     // The JSON interface answers 401 before anything else, whatever the method.
     let account = request.auth.mode === 'api-key' ? await this.authenticateByKey(request.auth.basic) : undefined;
+    if (account) {
+      const limited = this.enforceRateLimit(account, request);
+      if (limited) await limited;
+    }
     const op = this.resolve(request.operationName);
     const raw = request.bind(op);
-    account ??= await this.authenticateByUsername(raw.username, request.auth.basic);
+    if (!account) {
+      account = await this.authenticateByUsername(raw.username, request.auth.basic);
+      const limited = this.enforceRateLimit(account, request);
+      if (limited) await limited;
+    }
 
     const query = buildQuery(op, raw);
     const cost = (await this.deps.testPlates.isTestPlate(op.name, query.key)) ? 0 : op.cost;
@@ -174,6 +187,26 @@ export class LookupPipeline {
       }
     }
     return this.ensureEnabled(account);
+  }
+
+  /**
+   * Counts the request against the account's rate limits (issue 5). Before anything that costs:
+   * a refused request reads no data, asks no upstream and debits nothing.
+   */
+  private enforceRateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
+    const decision = this.deps.rateLimiter?.check(account);
+    // Accounts without limits (the default) get a plain value: nothing to await on the hot path.
+    if (decision instanceof Promise) return decision.then((d) => { this.refuseIfLimited(d, account, request); });
+    if (decision) this.refuseIfLimited(decision, account, request);
+    return undefined;
+  }
+
+  private refuseIfLimited(decision: RateDecision, account: Account, request: LookupRequest): void {
+    if (decision.allowed) return;
+    this.deps.observer?.onRateLimited?.({ window: decision.window, interface: request.interface });
+    throw new LookupError('RATE_LIMITED', MESSAGES.rateLimited(account.username, decision.limit, decision.window, decision.retryAfterSeconds), {
+      retryAfterSeconds: decision.retryAfterSeconds,
+    });
   }
 
   private ensureEnabled(account: Account): Account {

@@ -1,5 +1,7 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LookupObserver } from '../lookup/lookup-pipeline.js';
+import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
+import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';
 
 /** Prometheus metrics of one app instance (its own registry, so tests can build many apps). */
 export class Metrics implements LookupObserver {
@@ -8,6 +10,14 @@ export class Metrics implements LookupObserver {
   private readonly latency: Histogram<'interface' | 'outcome'>;
   private readonly credits: Counter<'operation' | 'interface'>;
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly rateLimited: Counter<'window' | 'interface'>;
+  /** Rate-limited requests counted in-process because Redis did not answer (fail open, issue 5). */
+  readonly rateLimitFallbacks: Counter;
+  /**
+   * The upstream providers' state and events. The services find it on this object (it is their
+   * LookupObserver, see `monitorOf`); /readyz shows its snapshot.
+   */
+  readonly upstream = new UpstreamMonitor();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'vehicle_lookup_' });
@@ -30,12 +40,24 @@ export class Metrics implements LookupObserver {
       labelNames: ['operation', 'interface'],
       registers: [this.registry],
     });
+    this.rateLimited = new Counter({
+      name: 'vehicle_lookup_rate_limited_total',
+      help: "Requests refused by the account's rate limit, by window (second or day) and interface",
+      labelNames: ['window', 'interface'],
+      registers: [this.registry],
+    });
+    this.rateLimitFallbacks = new Counter({
+      name: 'vehicle_lookup_rate_limit_fallbacks_total',
+      help: 'Requests of rate-limited accounts counted in-process because Redis did not answer',
+      registers: [this.registry],
+    });
     this.httpRequests = new Counter({
       name: 'vehicle_lookup_http_requests_total',
       help: 'HTTP requests by method, route and status code',
       labelNames: ['method', 'route', 'status'],
       registers: [this.registry],
     });
+    registerUpstreamMetrics(this.registry, this.upstream);
   }
 
   /**
@@ -43,6 +65,10 @@ export class Metrics implements LookupObserver {
    * every call otherwise, several times per lookup.
    */
   private readonly children = new Map<string, { lookups: { inc(): void }; latency: { observe(v: number): void }; credits: { inc(n: number): void } }>();
+
+  onRateLimited(event: { window: string; interface: string }): void {
+    this.rateLimited.inc({ window: event.window, interface: event.interface });
+  }
 
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void {
     const key = `${event.operation}\u0000${event.interface}\u0000${event.outcome}`;

@@ -1,13 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import SQLite from 'better-sqlite3';
-import type { CompiledQuery} from 'kysely';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type QueryResult } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type QueryResult } from 'kysely';
 import pg from 'pg';
 import { inTransaction, type DatabaseSchema, type Db } from './database.js';
 import type { Engine } from './engine.js';
 import { migrationProvider } from './migrations/index.js';
-import { withStatementCache } from './sqlite-statement-cache.js';
+import { isSqliteBusy, openSqliteConnection, type SqliteConnection } from './sqlite-connection.js';
 
 export interface StorageOptions {
   /** Directory of the embedded store (`DATA_DIR`). */
@@ -22,6 +21,8 @@ export interface StorageOptions {
    * process.
    */
   readonly onConnectionError?: ((error: Error) => void) | undefined;
+  /** SQLite: how long a statement waits for another connection's lock (tests shorten it). */
+  readonly sqliteBusyTimeoutMs?: number | undefined;
 }
 
 /** Runs one compiled query inside a `transact` unit of work. */
@@ -34,6 +35,8 @@ export interface Storage {
    * The one place the engines differ for the hot path: SQLite runs the statements synchronously on
    * its single connection while holding Kysely's connection lock, so nothing else interleaves and
    * the per-statement cost is the statement itself; PostgreSQL uses an ordinary Kysely transaction.
+   * On SQLite `work` runs again after an SQLITE_BUSY (retryOnSqliteBusy in sqlite-connection.ts), so it must have no
+   * effect outside the transaction.
    */
   transact<T>(work: (run: RunCompiled) => Promise<T>): Promise<T>;
   readonly engine: Engine;
@@ -45,6 +48,8 @@ export interface Storage {
    * commits, at once); PostgreSQL, which offers no cheap equivalent, a one-second clock bucket.
    */
   readonly changeCounter: () => number;
+  /** The SQLite database file, when the store is one (not in memory); other connections may open it. */
+  readonly sqliteFile?: string | undefined;
   close(): Promise<void>;
 }
 
@@ -68,9 +73,6 @@ function throttled(read: () => number, intervalMs: number): () => number {
     return value;
   };
 }
-
-/** Milliseconds a writer waits for another process's lock before SQLITE_BUSY. */
-const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
 function sqlitePath(options: StorageOptions): string {
   const url = options.databaseUrl;
@@ -144,47 +146,21 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
   if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
   const path = sqlitePath(options);
-  const sqlite = new SQLite(path);
-  sqlite.pragma('journal_mode = WAL');
-  // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last
-  // transactions, never corrupt the file.
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
-  sqlite.pragma('foreign_keys = ON');
-  const statements = withStatementCache(sqlite);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: statements }) });
-  const begin = sqlite.prepare('BEGIN IMMEDIATE');
-  const commit = sqlite.prepare('COMMIT');
-  const rollback = sqlite.prepare('ROLLBACK');
-  const runSync: RunCompiled = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => {
-    const statement = statements.prepare(query.sql);
-    if (statement.reader) return Promise.resolve({ rows: statement.all(query.parameters) as R[] });
-    const { changes } = statement.run(query.parameters);
-    return Promise.resolve({ rows: [], numAffectedRows: BigInt(changes) });
-  };
-  const transact = <T>(work: (run: RunCompiled) => Promise<T>): Promise<T> =>
-    // Kysely's SQLite driver serialises everything on one connection with a mutex; holding it
-    // keeps every other query out of this transaction. `work` only awaits already-settled
-    // promises from runSync, so no I/O can run while the transaction is open.
-    db.connection().execute(async () => {
-      begin.run();
-      try {
-        const result = await work(runSync);
-        commit.run();
-        return result;
-      } catch (error) {
-        if (sqlite.inTransaction) rollback.run();
-        throw error;
-      }
-    });
-  // Read on every lookup: prepared once (sqlite.pragma() would prepare it each time).
-  const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  await migrate(db, 'sqlite');
+  const connection = openSqliteConnection(path);
+  const { db, dataVersion } = connection;
+  if (options.sqliteBusyTimeoutMs !== undefined) connection.sqlite.pragma(`busy_timeout = ${options.sqliteBusyTimeoutMs}`);
+  try {
+    await migrateSqlite(connection);
+  } catch (error) {
+    await db.destroy();
+    throw error;
+  }
   return {
     db,
-    transact,
+    transact: connection.transact,
     engine: 'sqlite',
     description: `sqlite:${path}`,
+    sqliteFile: path === ':memory:' ? undefined : path,
     changeCounter: throttled(() => dataVersion.get() as number, CHANGE_CHECK_INTERVAL_MS),
     close: () => db.destroy(),
   };
@@ -197,5 +173,55 @@ async function migrate(db: Db, engine: Engine): Promise<void> {
   if (error !== undefined || failed) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new Error(`database migration failed${failed ? ` at ${failed.migrationName}` : ''}: ${reason}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several processes on one SQLite file (issue 5).
+
+/** How long start-up waits for another process's SQLite migration before giving up. */
+const SQLITE_MIGRATION_WAIT_MS = 60_000;
+
+/**
+ * Brings the schema up to date inside one BEGIN IMMEDIATE transaction. Kysely runs SQLite
+ * migrations without a transaction and without a lock (its SqliteAdapter has no transactional DDL
+ * and a no-op migration lock), so two processes starting on a new store both ran 0001 and one
+ * failed with "table accounts already exists", and a process killed mid-migration left half a
+ * schema that no later start could repair. SQLite's DDL is transactional: the write lock is the
+ * cross-process migration lock, and a crash rolls everything back.
+ */
+async function migrateSqlite(connection: SqliteConnection): Promise<void> {
+  await beginImmediateWaiting(connection.sqlite, SQLITE_MIGRATION_WAIT_MS);
+  try {
+    await migrate(connection.db, 'sqlite');
+    connection.sqlite.exec('COMMIT');
+  } catch (error) {
+    if (connection.sqlite.inTransaction) connection.sqlite.exec('ROLLBACK');
+    throw error;
+  }
+}
+
+/**
+ * BEGIN IMMEDIATE, polled without the busy handler so the waiting does not block the event loop
+ * (another store opened in this very process may be the one migrating). Nothing else uses the
+ * connection yet, so changing its busy_timeout for a moment is safe.
+ */
+async function beginImmediateWaiting(sqlite: SqliteConnection['sqlite'], waitMs: number): Promise<void> {
+  const timeout = Number(sqlite.pragma('busy_timeout', { simple: true }));
+  sqlite.pragma('busy_timeout = 0');
+  try {
+    const deadline = performance.now() + waitMs;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        sqlite.exec('BEGIN IMMEDIATE');
+        return;
+      } catch (error) {
+        if (!isSqliteBusy(error)) throw error;
+        if (performance.now() >= deadline) throw new Error(`the SQLite store stayed locked by another connection for ${waitMs / 1000} s; cannot bring its schema up to date`);
+        await sleep(Math.min(100, 5 * attempt));
+      }
+    }
+  } finally {
+    sqlite.pragma(`busy_timeout = ${timeout}`);
   }
 }

@@ -10,6 +10,9 @@ export interface AccountsTable {
   disabled: number;
   require_api_key: number;
   created_at: string;
+  /** Migration 0003: NULL = server default, 0 = no limit, N = at most N per window. */
+  rate_limit_per_second: number | null;
+  rate_limit_per_day: number | null;
 }
 
 export interface LedgerTable {
@@ -50,12 +53,26 @@ export interface TestPlatesTable {
   created_at: ColumnType<string, string, never>;
 }
 
+/** Upstream answers (migration 0002), read and written by UpstreamCacheRepository. */
+export interface UpstreamCacheTable {
+  /** Provider name: `dvla`, `dvsa-mot`... */
+  provider: string;
+  /** The provider's own key for the request (the VRM for DVLA and DVSA). */
+  lookup_key: string;
+  status: 'found' | 'not-found';
+  /** The upstream's answer as JSON text; null for not-found. */
+  payload: string | null;
+  fetched_at: string;
+  expires_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
   records: RecordsTable;
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;
+  upstream_cache: UpstreamCacheTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

@@ -20,13 +20,25 @@ export interface TestApp extends BuiltApp {
 }
 
 /**
+ * The process environment as a test app sees it: provider settings a test stubs (vi.stubEnv) pass
+ * through, while what would point the app at another store or address does not (Vitest sets
+ * BASE_URL="/" for Vite; a DATABASE_URL or REDIS_URL of the machine must not leak into tests).
+ */
+function inheritedEnv(): NodeJS.ProcessEnv {
+  const { BASE_URL: _vite, DATABASE_URL: _db, REDIS_URL: _redis, PORT: _port, HOST: _host, DATA_DIR: _dir, WORKERS: _workers, ...rest } = process.env;
+  return rest;
+}
+
+/**
  * A real app on a fresh store, quiet logs: SQLite in a temporary directory, or (engine
  * 'postgres') a fresh database on the test server, dropped on close.
  */
 export async function createTestApp(env: Record<string, string> = {}, clock?: Clock, engine: TestEngine = 'sqlite'): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
   const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-  const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
+  // Debits are written on the main thread unless a test asks for the worker (SQLITE_DEBIT_WORKER):
+  // a worker per test app would cost a thread start each; the worker has its own tests.
+  const config = loadConfig({ ...inheritedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', SQLITE_DEBIT_WORKER: 'false', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
   const built = await buildApp(config, clock ? { clock } : {});
   let counter = 0;
   return {

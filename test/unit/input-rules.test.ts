@@ -65,7 +65,7 @@ describe('input rules', () => {
   });
 
   it('accepts 17-character VINs without I, O or Q', () => {
-    expect(value(vinRule, '1hgcv1f3xla048217')).toBe('1HGCV1F3XLA048217');
+    expect(value(vinRule, '1hgcv1f32la048217')).toBe('1HGCV1F32LA048217');
     expect(reason(vinRule, '1HGCV1F3XLA04821')).toMatch(/17/);
     expect(reason(vinRule, '1HGCV1F3XLA04821O')).toMatch(/no I, O or Q/);
     expect(reason(vinRule, '1HGCV1F3XLA04821I')).toBeDefined();

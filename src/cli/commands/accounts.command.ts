@@ -58,7 +58,7 @@ export function registerAccountCommands(program: Command, env: NodeJS.ProcessEnv
     .option('--json', 'machine-readable output')
     .description('replace the API key; the old key stops working at once')
     .action(async (name: string, opts: JsonFlag) => {
-      const apiKey = await withServices(env, (s) => s.accounts.rotateKey(name));
+      const apiKey = await withServices(env, (s) => s.accounts.rotateKey(name), io);
       if (opts.json) io.out(JSON.stringify({ username: name, apiKey }));
       else io.out(`New API key for ${name} (shown only this once): ${apiKey}`);
     });
@@ -73,7 +73,7 @@ export function registerAccountCommands(program: Command, env: NodeJS.ProcessEnv
       .option('--json', 'machine-readable output')
       .description(text)
       .action(async (name: string, opts: JsonFlag) => {
-        const account = await withServices(env, (s) => s.accounts.setDisabled(name, disabled));
+        const account = await withServices(env, (s) => s.accounts.setDisabled(name, disabled), io);
         if (opts.json) io.out(JSON.stringify(describe(account)));
         else io.out(`Account ${account.username} ${disabled ? 'disabled' : 'enabled'}.`);
       });
@@ -86,7 +86,7 @@ export function registerAccountCommands(program: Command, env: NodeJS.ProcessEnv
     .option('--json', 'machine-readable output')
     .description('require the API key (HTTP Basic) on the SOAP and GET/POST bindings as well')
     .action(async (name: string, opts: JsonFlag & { off?: boolean }) => {
-      const account = await withServices(env, (s) => s.accounts.setRequireApiKey(name, opts.off !== true));
+      const account = await withServices(env, (s) => s.accounts.setRequireApiKey(name, opts.off !== true), io);
       if (opts.json) io.out(JSON.stringify(describe(account)));
       else io.out(`Account ${account.username} ${account.requireApiKey ? 'now requires' : 'no longer requires'} its API key on every binding.`);
     });

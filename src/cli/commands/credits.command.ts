@@ -13,7 +13,7 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
     .description('add credits; the top-up is a ledger row')
     .action(async (name: string, n: string, opts: { json?: boolean; note?: string }) => {
       const amount = parsePositiveInt(n, 'the number of credits');
-      const balance = await withServices(env, (s) => s.accounts.addCredits(name, amount, opts.note ?? null));
+      const balance = await withServices(env, (s) => s.accounts.addCredits(name, amount, opts.note ?? null), io);
       if (opts.json) io.out(JSON.stringify({ username: name, added: amount, credits: balance }));
       else io.out(`Added ${amount} credits to ${name}; balance ${balance}.`);
     });

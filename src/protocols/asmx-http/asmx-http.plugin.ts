@@ -133,7 +133,11 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
       } catch (error) {
         if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);
         if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);
-        if (error instanceof LookupError) return sendError(reply, 500, error.message);
+        if (error instanceof LookupError) {
+          // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
+          if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+          return sendError(reply, 500, error.message);
+        }
         request.log.error({ err: error }, 'GET/POST lookup failed unexpectedly');
         return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
       }

@@ -69,6 +69,12 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
         return sendError(reply, 401, error.message);
       }
+      // An extension of the spec (which knows only 401 and 500): the original had no rate limits,
+      // and 429 + Retry-After is what HTTP clients and proxies understand (RFC 6585 section 4).
+      if (error.code === 'RATE_LIMITED') {
+        reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+        return sendError(reply, 429, error.message);
+      }
       return sendError(reply, 500, error.message);
     }
   });

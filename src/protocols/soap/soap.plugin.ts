@@ -130,6 +130,8 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);
         if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
         if (error instanceof LookupError) {
+          // A rate-limited call is a Client fault like any other (HTTP 500); Retry-After is extra.
+          if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
           return sendFault(reply, version, 500, error.isClientError ? 'Client' : 'Server', `${PROCESS_PREFIX}${error.message}`);
         }
         request.log.error({ err: error }, 'SOAP lookup failed unexpectedly');

@@ -1,4 +1,5 @@
 import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { fastReadXml } from './fast-xml-reader.js';
 
 /** One element of a parsed request document. Attributes and children are plain arrays: no maps
  * keyed by client-chosen names, so no prototype can be polluted by `__proto__` elements. */
@@ -31,6 +32,11 @@ export class XmlReadError extends Error {
  * instructions other than the declaration, excessive depth or size.
  */
 export function readXml(text: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
+  return fastReadXml(text, limits) ?? readXmlWithSaxes(text, limits);
+}
+
+/** The full parser: saxes, strict and namespace-aware. It decides every document the fast path defers. */
+export function readXmlWithSaxes(text: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
   const parser = new SaxesParser({ xmlns: true, position: true });
   const stack: XmlElement[] = [];
   let root: XmlElement | undefined;

@@ -1,11 +1,15 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import type { Engine } from '../engine.js';
 import { initialMigration } from './0001-initial.js';
+import { upstreamCacheMigration } from './0002-upstream-cache.js';
+import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
   const migrations: Record<string, Migration> = {
     '0001-initial': initialMigration(engine),
+    '0002-upstream-cache': upstreamCacheMigration,
+    '0003-account-rate-limits': accountRateLimitsMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
