@@ -1,3 +1,4 @@
+import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../storage/database.js';
 import { DvlaClient } from '../dvla/dvla.client.js';
@@ -20,6 +21,8 @@ export interface UpstreamDeps {
    * `monitorOf`), providers report to it, so /metrics and /readyz show them.
    */
   readonly observer?: object | undefined;
+  /** The Redis-backed cache shared by every instance, when REDIS_URL is set. */
+  readonly sharedCache?: SharedCache | undefined;
 }
 
 /** UK: `Check` from DVLA (+ the DVSA model), `UKMOT` from DVSA (+ DVLA's tax data). */
@@ -41,6 +44,6 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
   const config = loadProviderConfig(deps.env);
   const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
   for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
-  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor };
+  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache };
   return [...ukRegistrations(context, config)];
 }

@@ -1,9 +1,10 @@
+import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
 import type { ProviderAnswer } from '../provider.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { UpstreamHttpClient } from './http-client.js';
 import { SecretRedactor } from './secret-redactor.js';
-import type { UpstreamCacheRepository } from './upstream-cache.repository.js';
+import type { CachedAnswer, UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
 
@@ -32,6 +33,19 @@ export interface UpstreamContext {
   readonly cache: UpstreamCacheRepository;
   readonly clock: Clock;
   readonly monitor: UpstreamMonitor;
+  /**
+   * The cache every instance shares through Redis (REDIS_URL), read before the database table and
+   * written with it. It never throws and misses while Redis is down, so the table stays the
+   * authority.
+   */
+  readonly shared?: SharedCache | undefined;
+}
+
+/** What the shared cache holds for one answer; anything else read back is ignored as a miss. */
+function isCachedAnswer(value: unknown): value is CachedAnswer {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { status?: unknown; fetchedAt?: unknown };
+  return ((v.status === 'found' && 'payload' in v) || v.status === 'not-found') && typeof v.fetchedAt === 'string';
 }
 
 /** What an adapter's fetch function concluded from the upstream's answer. */
@@ -155,8 +169,18 @@ export class UpstreamSource {
   /** A cache that cannot be read is a miss: the upstream still answers. */
   private async readCache(key: string): Promise<Awaited<ReturnType<UpstreamCacheRepository['get']>>> {
     if (this.settings.cacheTtlS <= 0 && this.settings.notFoundTtlS <= 0) return undefined;
+    const sharedKey = `upstream:${this.settings.name}:${key}`;
+    const shared = await this.context.shared?.get(sharedKey);
+    if (isCachedAnswer(shared)) return shared;
     try {
-      return await this.context.cache.get(this.settings.name, key, this.context.clock.now());
+      const answer = await this.context.cache.get(this.settings.name, key, this.context.clock.now());
+      // Warm the shared cache for the other instances, for what is left of the answer's life.
+      if (answer && this.context.shared) {
+        const ttl = answer.status === 'found' ? this.settings.cacheTtlS : this.settings.notFoundTtlS;
+        const left = Math.floor(ttl - (this.context.clock.now().getTime() - Date.parse(answer.fetchedAt)) / 1000);
+        if (left > 0) await this.context.shared.set(sharedKey, answer, left);
+      }
+      return answer;
     } catch (error) {
       this.cacheError('read', error);
       return undefined;
@@ -167,6 +191,7 @@ export class UpstreamSource {
   private async writeCache(key: string, answer: { status: 'found'; payload: unknown } | { status: 'not-found' }, ttlS: number): Promise<void> {
     if (ttlS <= 0) return;
     const now = this.context.clock.now();
+    await this.context.shared?.set(`upstream:${this.settings.name}:${key}`, { ...answer, fetchedAt: now.toISOString() }, ttlS);
     try {
       await this.context.cache.put(this.settings.name, key, answer, ttlS, now);
       if (now.getTime() - this.lastPurge >= PURGE_INTERVAL_MS) {
