@@ -81,7 +81,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const vin = offlineVinRegistration(env, options.clock);
   const registrations: ProviderRegistration[] = [
     vin,
-    ...upstreamRegistrations({ db, clock: options.clock, env, observer: options.observer, sharedCache: options.sharedCache }),
+    ...upstreamRegistrations({ db, clock: options.clock, env, observer: options.observer, sharedCache: options.sharedCache, vinOffline: vin.provider }),
   ];
   // On an SQLite file, debits are written by a worker thread with its own connection (the HTTP
   // thread keeps only the lookup work); elsewhere in this thread.

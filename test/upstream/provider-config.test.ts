@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config.js';
-import { DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig } from '../../src/providers/upstream/provider-config.js';
+import { DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/providers/upstream/provider-config.js';
 
 const DVSA = { DVSA_CLIENT_ID: 'id', DVSA_CLIENT_SECRET: 'secret-value', DVSA_API_KEY: 'key-value', DVSA_TOKEN_URL: 'https://login.example/tenant/oauth2/v2.0/token' };
 
@@ -9,7 +9,7 @@ describe('upstream provider configuration', () => {
     const config = loadProviderConfig({});
     expect(config.dvla).toBeUndefined();
     expect(config.dvsaMot).toBeUndefined();
-    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot']);
+    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa']);
     expect(config.disabled[0]?.reason).toBe('DVLA_API_KEY is not set');
   });
 
@@ -45,5 +45,19 @@ describe('upstream provider configuration', () => {
     const withBreak = () => loadProviderConfig({ DVLA_API_KEY: 'part-one\npart-two' });
     expect(withBreak).toThrow(/DVLA_API_KEY may hold only visible ASCII/);
     expect(withBreak).not.toThrow(/part-one/);
+  });
+
+  it('turns RDW and NHTSA on only with an explicit true (they need no key), and Statens vegvesen with its key', () => {
+    const config = loadProviderConfig({ RDW_ENABLED: 'TRUE', RDW_APP_TOKEN: 'app-token-1', NHTSA_ONLINE: 'true', VEGVESEN_API_KEY: 'svv-key-1' });
+    expect(config.rdw).toMatchObject({ appToken: 'app-token-1', settings: { name: 'rdw', baseUrl: RDW_DEFAULT_BASE_URL, cacheTtlS: 86_400 } });
+    expect(config.nhtsa).toMatchObject({ settings: { name: 'nhtsa', baseUrl: NHTSA_DEFAULT_BASE_URL } });
+    expect(config.vegvesen).toMatchObject({ apiKey: 'svv-key-1', settings: { name: 'vegvesen', baseUrl: VEGVESEN_DEFAULT_BASE_URL } });
+    expect(config.disabled).toEqual([expect.objectContaining({ provider: 'dvla' }), expect.objectContaining({ provider: 'dvsa-mot' })]);
+    const off = loadProviderConfig({ RDW_ENABLED: 'false', RDW_BASE_URL: 'https://rdw.example', NHTSA_BASE_URL: 'https://vpic.example' });
+    expect(off.rdw).toBeUndefined();
+    expect(off.nhtsa).toBeUndefined();
+    expect(() => loadProviderConfig({ RDW_ENABLED: 'yes' })).toThrow(/RDW_ENABLED must be true or false/);
+    expect(() => loadProviderConfig({ NHTSA_ONLINE: '1' })).toThrow(/NHTSA_ONLINE must be true or false/);
+    expect(() => loadProviderConfig({ VEGVESEN_API_KEY: 'two words' })).toThrow(/VEGVESEN_API_KEY may hold only visible ASCII/);
   });
 });

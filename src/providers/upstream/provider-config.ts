@@ -23,9 +23,29 @@ export interface DvsaMotConfig {
   readonly scope: string;
 }
 
+/** RDW Open Data, Socrata (upstream-sources.md §3). No key; the app token only lifts throttling. */
+export interface RdwConfig {
+  readonly settings: UpstreamSettings;
+  readonly appToken?: string;
+}
+
+/** Statens vegvesen, enkeltoppslag (upstream-sources.md §5). */
+export interface VegvesenConfig {
+  readonly settings: UpstreamSettings;
+  readonly apiKey: string;
+}
+
+/** NHTSA vPIC REST (upstream-sources.md §4a): no key; on only when asked for (NHTSA_ONLINE=true). */
+export interface NhtsaConfig {
+  readonly settings: UpstreamSettings;
+}
+
 export interface ProviderConfig {
   readonly dvla?: DvlaConfig;
   readonly dvsaMot?: DvsaMotConfig;
+  readonly rdw?: RdwConfig;
+  readonly vegvesen?: VegvesenConfig;
+  readonly nhtsa?: NhtsaConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -102,6 +122,9 @@ export function readUpstreamSettings(env: NodeJS.ProcessEnv, prefix: string, nam
 /** DVLA VES production; the test environment is https://uat.driver-vehicle-licensing.api.gov.uk/vehicle-enquiry. */
 export const DVLA_DEFAULT_BASE_URL = 'https://driver-vehicle-licensing.api.gov.uk/vehicle-enquiry';
 export const DVSA_DEFAULT_BASE_URL = 'https://history.mot.api.gov.uk/v1/trade';
+export const RDW_DEFAULT_BASE_URL = 'https://opendata.rdw.nl';
+export const VEGVESEN_DEFAULT_BASE_URL = 'https://akfell-datautlevering.atlas.vegvesen.no';
+export const NHTSA_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
 export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
 
 const DVSA_CREDENTIALS = ['DVSA_CLIENT_ID', 'DVSA_CLIENT_SECRET', 'DVSA_API_KEY', 'DVSA_TOKEN_URL'] as const;
@@ -131,5 +154,38 @@ export function loadProviderConfig(env: NodeJS.ProcessEnv = process.env): Provid
       settings: readUpstreamSettings(env, 'DVSA', 'dvsa-mot', { baseUrl: DVSA_DEFAULT_BASE_URL }),
     };
   }
-  return { ...(dvla ? { dvla } : {}), ...(dvsaMot ? { dvsaMot } : {}), disabled };
+  const rdw = readRdw(env, disabled);
+  const vegvesen = readVegvesen(env, disabled);
+  const nhtsa = switchedOn(env, 'NHTSA_ONLINE') ? { settings: readUpstreamSettings(env, 'NHTSA', 'nhtsa', { baseUrl: NHTSA_DEFAULT_BASE_URL }) } : undefined;
+  if (!nhtsa) disabled.push({ provider: 'nhtsa', reason: 'NHTSA_ONLINE is not true' });
+  return { ...(dvla ? { dvla } : {}), ...(dvsaMot ? { dvsaMot } : {}), ...(rdw ? { rdw } : {}), ...(vegvesen ? { vegvesen } : {}), ...(nhtsa ? { nhtsa } : {}), disabled };
+}
+
+/** A true/false switch (unset = false). */
+function switchedOn(env: NodeJS.ProcessEnv, name: string): boolean {
+  const value = envValue(env, name)?.toLowerCase();
+  if (value !== undefined && value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false`);
+  return value === 'true';
+}
+
+/**
+ * RDW needs no credentials, so it is switched on explicitly (RDW_ENABLED=true): a service should
+ * not start sending plates to a third party because it was upgraded.
+ */
+function readRdw(env: NodeJS.ProcessEnv, disabled: Array<{ provider: string; reason: string }>): RdwConfig | undefined {
+  if (!switchedOn(env, 'RDW_ENABLED')) {
+    disabled.push({ provider: 'rdw', reason: 'RDW_ENABLED is not true' });
+    return undefined;
+  }
+  const appToken = headerSecret(env, 'RDW_APP_TOKEN');
+  return { settings: readUpstreamSettings(env, 'RDW', 'rdw', { baseUrl: RDW_DEFAULT_BASE_URL }), ...(appToken !== undefined ? { appToken } : {}) };
+}
+
+function readVegvesen(env: NodeJS.ProcessEnv, disabled: Array<{ provider: string; reason: string }>): VegvesenConfig | undefined {
+  const apiKey = headerSecret(env, 'VEGVESEN_API_KEY');
+  if (apiKey === undefined) {
+    disabled.push({ provider: 'vegvesen', reason: 'VEGVESEN_API_KEY is not set' });
+    return undefined;
+  }
+  return { apiKey, settings: readUpstreamSettings(env, 'VEGVESEN', 'vegvesen', { baseUrl: VEGVESEN_DEFAULT_BASE_URL }) };
 }

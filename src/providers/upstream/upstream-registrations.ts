@@ -5,7 +5,14 @@ import { DvlaClient } from '../dvla/dvla.client.js';
 import { UkVehicleProvider } from '../dvla/uk-vehicle.provider.js';
 import { DvsaMotClient } from '../dvsa-mot/dvsa-mot.client.js';
 import { UkMotProvider } from '../dvsa-mot/ukmot.provider.js';
+import { NhtsaClient } from '../nhtsa/nhtsa.client.js';
+import { NhtsaVinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
 import type { ProviderRegistration } from '../provider-chains.js';
+import type { OfflineVinProvider } from '../vin-offline/offline-vin.provider.js';
+import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
+import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
+import { RdwClient } from '../rdw/rdw.client.js';
+import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import { loadProviderConfig, type ProviderConfig } from './provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
@@ -23,6 +30,8 @@ export interface UpstreamDeps {
   readonly observer?: object | undefined;
   /** The Redis-backed cache shared by every instance, when REDIS_URL is set. */
   readonly sharedCache?: SharedCache | undefined;
+  /** The offline VinCheck provider, which NHTSA vPIC online enriches when NHTSA_ONLINE=true. */
+  readonly vinOffline?: OfflineVinProvider | undefined;
 }
 
 /** UK: `Check` from DVLA (+ the DVSA model), `UKMOT` from DVSA (+ DVLA's tax data). */
@@ -35,6 +44,16 @@ function ukRegistrations(context: UpstreamContext, config: ProviderConfig): Prov
   return registrations;
 }
 
+/** Netherlands: `CheckNetherlands` from RDW Open Data, after imported RDW data. */
+function netherlandsRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  return config.rdw ? [{ operations: ['CheckNetherlands'], provider: new RdwVehicleProvider(RdwClient.create(context, config.rdw)) }] : [];
+}
+
+/** Norway: `CheckNorway` from Statens vegvesen's single lookup. */
+function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  return config.vegvesen ? [{ operations: ['CheckNorway'], provider: new NorwayVehicleProvider(VegvesenClient.create(context, config.vegvesen)) }] : [];
+}
+
 /**
  * The upstream providers the operator configured, as registrations for `providerChains` (each
  * after the local store). Reads the configuration (throws ConfigError when it is invalid) and
@@ -45,5 +64,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
   const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
   for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
   const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache };
-  return [...ukRegistrations(context, config)];
+  // NHTSA answers no operation of its own: it fills in thin offline VIN decodes.
+  if (config.nhtsa && deps.vinOffline) deps.vinOffline.enrichWith(new NhtsaVinEnricher(NhtsaClient.create(context, config.nhtsa)));
+  return [...ukRegistrations(context, config), ...netherlandsRegistrations(context, config), ...norwayRegistrations(context, config)];
 }

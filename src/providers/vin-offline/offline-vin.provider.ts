@@ -4,6 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Provider, ProviderAnswer } from '../provider.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import { loadVinConfig } from './vin-config.js';
+import type { VinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
 import { decodeVin } from './vin-decoding.js';
 import { vinVehicleJson, type VinVehicleJson } from './vin-vehicle.js';
 import { VpicDecoder } from './vpic-decoder.js';
@@ -26,6 +27,8 @@ export class OfflineVinProvider implements Provider {
   private decoder: VpicDecoder | undefined;
   /** By VIN; null = not decodable. The database never changes while open, so neither do these. */
   private readonly decoded = new Map<string, VinVehicleJson | null>();
+  /** Fills thin decodes (no model) from an online source, when the operator enabled one. */
+  private enricher: VinEnricher | undefined;
 
   constructor(
     private readonly databasePath: string,
@@ -40,19 +43,29 @@ export class OfflineVinProvider implements Provider {
     const decoder = this.open();
     if (decoder === undefined) return { status: 'unavailable', reason: `the VIN database is not installed at ${this.databasePath}` };
     let record: VinVehicleJson | null;
+    let final = true;
     try {
       // Model years run to next year: a car of model year N goes on sale in year N - 1.
-      const decode = await decodeVin(vin, decoder, this.clock.now().getUTCFullYear() + 1);
+      let decode = await decodeVin(vin, decoder, this.clock.now().getUTCFullYear() + 1);
+      if (decode !== undefined && this.enricher !== undefined) ({ decode, final } = await this.enricher.enrich(decode));
       record = decode === undefined ? null : freeze(vinVehicleJson(decode));
     } catch (error) {
       return { status: 'unavailable', reason: `VIN decoding failed: ${error instanceof Error ? error.message : String(error)}` };
     }
+    // A thin decode served because the online source failed is not kept: the next lookup asks again.
+    if (!final) return record === null ? { status: 'not-found' } : { status: 'found', record, source: this.name };
     if (this.decoded.size >= MAX_CACHED) {
       const oldest = this.decoded.keys().next();
       if (oldest.done !== true) this.decoded.delete(oldest.value);
     }
     this.decoded.set(vin, record);
     return record === null ? { status: 'not-found' } : { status: 'found', record, source: this.name };
+  }
+
+  /** Online enrichment of thin decodes (NHTSA_ONLINE, upstream-registrations.ts). */
+  enrichWith(enricher: VinEnricher): void {
+    this.enricher = enricher;
+    this.decoded.clear();
   }
 
   /** Closes the database handle; a later lookup opens it again. */
@@ -77,7 +90,7 @@ function freeze(doc: VinVehicleJson): VinVehicleJson {
  * The entry of src/services.ts `registrations`: VinCheck after the local store, or nothing at all
  * when VIN_DECODER=off. Reads VIN_DECODER, VIN_DB_PATH and DATA_DIR from `env` (vin-config.ts).
  */
-export function offlineVinRegistration(env: NodeJS.ProcessEnv, clock: Clock): ProviderRegistration {
+export function offlineVinRegistration(env: NodeJS.ProcessEnv, clock: Clock): ProviderRegistration & { readonly provider: OfflineVinProvider } {
   const config = loadVinConfig(env);
   return { operations: config.enabled ? ['VinCheck'] : [], provider: new OfflineVinProvider(config.databasePath, clock) };
 }
