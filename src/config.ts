@@ -150,7 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: nonEmpty(env, 'DATABASE_URL'),
     dbPoolSize,
-    sqliteDebitWorker: bool(env, 'SQLITE_DEBIT_WORKER', true),
+    sqliteDebitWorker: bool(env, 'SQLITE_DEBIT_WORKER', false),
     workers,
     baseUrl,
     logLevel,
