@@ -21,6 +21,7 @@ import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js'
 import { RateLimiter, type RateCounters, type RateLimitDefaults } from './rate-limit/rate-limiter.js';
 import type { SharedCache } from './redis/shared-cache.js';
 import type { Clock } from './shared/clock.js';
+import { ChangeSnapshot } from './storage/change-snapshot.js';
 import type { Storage } from './storage/create-database.js';
 
 export interface ServiceOptions {
@@ -64,7 +65,10 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const accountRepository = new AccountRepository(db);
   const ledger = new CreditLedgerRepository(db);
   const records = new RecordRepository(db);
-  const accountCache = new AccountCache(accountRepository, accountCacheCounter(storage, options.accountChanges));
+  // One read of the change counter per lookup, shared by the caches (LookupPipeline refreshes it).
+  const changes = new ChangeSnapshot(storage.changeCounter);
+  const snapshotStorage = { engine: storage.engine, changeCounter: changes.current };
+  const accountCache = new AccountCache(accountRepository, accountCacheCounter(snapshotStorage, options.accountChanges));
   options.accountChanges?.onChange((username) => {
     if (username === ALL_ACCOUNTS) accountCache.clear();
     else accountCache.invalidate(username);
@@ -73,8 +77,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     accountCache.invalidate(username);
     await options.accountChanges?.publish(username);
   };
-  const testPlates = new TestPlates(records, storage.changeCounter);
-  const recordCache = new RecordCache(storage.changeCounter);
+  const testPlates = new TestPlates(records, changes.current);
+  const recordCache = new RecordCache(changes.current);
   const local = new LocalStoreProvider(records, recordCache);
   // Upstream and offline providers register here, one line each (issue 4).
   const env = options.env ?? process.env;
@@ -100,6 +104,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
     ...(options.observer ? { observer: options.observer } : {}),
+    onLookupStart: () => {
+      changes.refresh();
+    },
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
   });
   return {

@@ -70,6 +70,8 @@ export interface LookupPipelineDeps {
   /** Operator setting: the XML bindings require the API key for every account. */
   readonly requireApiKeyEverywhere: boolean;
   readonly observer?: LookupObserver;
+  /** Called as each lookup starts, before any cache is consulted (refreshes the change snapshot). */
+  readonly onLookupStart?: () => void;
   /** Per-account rate limits, checked right after authentication; none when absent. */
   readonly rateLimiter?: RateLimiter;
 }
@@ -84,6 +86,7 @@ export class LookupPipeline {
 
   async execute(request: LookupRequest): Promise<LookupOutcome> {
     const started = performance.now();
+    this.deps.onLookupStart?.();
     let operationName = request.operationName;
     try {
       const outcome = await this.run(request);
