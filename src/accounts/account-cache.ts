@@ -30,14 +30,9 @@ export class AccountCache {
 
   /** Reads the account from the store, bypassing (and refreshing) the cache. */
   async reload(username: string): Promise<Account | undefined> {
-    const before = this.changeCounter();
+    // The counter is a snapshot taken when the lookup started (ChangeSnapshot), so this row is at
+    // least as new as it: a change committed later moves the next lookup's snapshot and clears it.
     const account = await this.repository.findByUsername(username);
-    // A change signalled while the row was being read may not be in it: do not keep it then, or
-    // it could outlive the next period too.
-    if (this.changeCounter() !== before) {
-      this.entries.delete(username);
-      return account;
-    }
     if (account) {
       if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
       this.entries.set(username, account);

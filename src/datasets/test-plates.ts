@@ -9,6 +9,9 @@ export class TestPlates {
   private plates: Set<string> | undefined;
   private counter: number | undefined;
   private loading: Promise<Set<string>> | undefined;
+  /** Moves on every invalidation; a load keeps its result only if it has not moved meanwhile. */
+  private generation = 0;
+  private loadingGeneration = -1;
 
   constructor(
     private readonly records: RecordRepository,
@@ -19,7 +22,7 @@ export class TestPlates {
     const now = this.changeCounter();
     if (now !== this.counter) {
       this.counter = now;
-      this.plates = undefined;
+      this.forget();
     }
     const plates = this.plates ?? (await this.load());
     return plates.has(`${operation}\u0000${lookupKey}`);
@@ -27,12 +30,12 @@ export class TestPlates {
 
   async add(operation: string, lookupKey: string, createdAt: string): Promise<void> {
     await this.records.addTestPlate(operation, lookupKey, createdAt);
-    this.plates = undefined;
+    this.forget();
   }
 
   async remove(operation: string, lookupKey: string): Promise<boolean> {
     const removed = await this.records.removeTestPlate(operation, lookupKey);
-    this.plates = undefined;
+    this.forget();
     return removed;
   }
 
@@ -40,17 +43,29 @@ export class TestPlates {
     return this.records.listTestPlates();
   }
 
-  private load(): Promise<Set<string>> {
-    this.loading ??= this.records
-      .listTestPlates()
-      .then((list) => {
-        const set = new Set(list.map((p) => `${p.operation}\u0000${p.lookupKey}`));
-        this.plates = set;
-        return set;
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    return this.loading;
+  /** After a change: neither the set nor a load in flight may be kept. */
+  private forget(): void {
+    this.plates = undefined;
+    this.loading = undefined;
+    this.generation += 1;
   }
+
+  private load(): Promise<Set<string>> {
+    const generation = this.generation;
+    // A load started before the last invalidation may miss what caused it: start afresh.
+    if (this.loading && this.loadingGeneration === generation) return this.loading;
+    const loading = this.records.listTestPlates().then((list) => {
+      const set = new Set(list.map((p) => `${p.operation}\u0000${p.lookupKey}`));
+      // Kept only if nothing changed while it was read (PostgreSQL reads asynchronously).
+      if (this.generation === generation) this.plates = set;
+      return set;
+    });
+    this.loading = loading;
+    this.loadingGeneration = generation;
+    void loading.finally(() => {
+      if (this.loading === loading) this.loading = undefined;
+    });
+    return loading;
+  }
+
 }

@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import type { RecordRepository } from '../../src/datasets/record.repository.js';
+import { TestPlates } from '../../src/datasets/test-plates.js';
+
+type Plate = { operation: string; lookupKey: string };
+
+/** A repository whose list reads the test answers by hand, so a change can land mid-read. */
+function slowRepository(): { repo: RecordRepository; reads: Array<(plates: Plate[]) => void>; stored: Plate[] } {
+  const reads: Array<(plates: Plate[]) => void> = [];
+  const stored: Plate[] = [];
+  const repo = {
+    listTestPlates: () => new Promise<Plate[]>((resolve) => reads.push(resolve)),
+    addTestPlate: (operation: string, lookupKey: string) => {
+      stored.push({ operation, lookupKey });
+      return Promise.resolve();
+    },
+    removeTestPlate: () => Promise.resolve(true),
+  } as unknown as RecordRepository;
+  return { repo, reads, stored };
+}
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('test plate cache', () => {
+  it('does not keep a list read before a change made through it', async () => {
+    const { repo, reads, stored } = slowRepository();
+    const plates = new TestPlates(repo, () => 1);
+    const before = plates.isTestPlate('CheckFrance', 'AB123CD');
+    await tick();
+    await plates.add('CheckFrance', 'AB123CD', 'now');
+    // The read that started before the add answers with the old (empty) list.
+    reads[0]?.([]);
+    expect(await before).toBe(false);
+    const after = plates.isTestPlate('CheckFrance', 'AB123CD');
+    await tick();
+    expect(reads).toHaveLength(2);
+    reads[1]?.([...stored]);
+    expect(await after).toBe(true);
+  });
+
+  it('does not keep a list read before another process changed the store', async () => {
+    const { repo, reads } = slowRepository();
+    let counter = 1;
+    const plates = new TestPlates(repo, () => counter);
+    const first = plates.isTestPlate('CheckUSA', 'X|NJ');
+    await tick();
+    counter = 2;
+    const second = plates.isTestPlate('CheckUSA', 'X|NJ');
+    await tick();
+    // The second lookup did not reuse the read started under the old counter.
+    expect(reads).toHaveLength(2);
+    reads[0]?.([]);
+    reads[1]?.([{ operation: 'CheckUSA', lookupKey: 'X|NJ' }]);
+    expect(await first).toBe(false);
+    expect(await second).toBe(true);
+    // The newer list is the one kept.
+    expect(await plates.isTestPlate('CheckUSA', 'X|NJ')).toBe(true);
+    expect(reads).toHaveLength(2);
+  });
+});
