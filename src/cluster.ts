@@ -20,6 +20,11 @@ export interface ClusterLog {
 export interface ClusterOptions {
   readonly workers: number;
   readonly log: ClusterLog;
+  /**
+   * Called when every worker listens for the first time, and when the cluster stops before that
+   * (it gives up or is told to stop), so what it announces is shown either way.
+   */
+  readonly onReady?: () => void;
 }
 
 /**
@@ -80,6 +85,7 @@ export function runPrimary(options: ClusterOptions): void {
     if (stopping) return;
     stopping = true;
     exitCode = code;
+    if (!announced) options.onReady?.();
     for (const timer of restarts) clearTimeout(timer);
     restarts.clear();
     log.info({ reason, workers: startedAt.size }, 'stopping the workers: they finish the requests in flight');
@@ -100,6 +106,7 @@ export function runPrimary(options: ClusterOptions): void {
     if (!announced && listening.size === workers) {
       announced = true;
       log.info({ workers, port: address.port }, 'vehicle-lookup cluster ready');
+      options.onReady?.();
     }
   });
 

@@ -30,9 +30,22 @@ async function main(): Promise<void> {
     return;
   }
   const built = await buildApp(config);
-  await firstStart(config, built);
+  const banner = await firstStart(config, built);
+  // The banner's curl example must work the moment it is read, so it is printed once the service
+  // listens (before, a client acting on it at once could be refused); if it cannot listen, it is
+  // printed all the same, since the key is shown only this once.
+  let announced = false;
+  const announce = (): void => {
+    if (banner === undefined || announced) return;
+    announced = true;
+    process.stdout.write(`${banner}\n`);
+  };
   if (workers === 1) {
-    await serve(config, built);
+    try {
+      await serve(config, built);
+    } finally {
+      announce();
+    }
     return;
   }
   // The workers open the store themselves; the primary keeps no connection to it. The interval
@@ -44,20 +57,21 @@ async function main(): Promise<void> {
   } finally {
     clearInterval(alive);
   }
-  runPrimary({ workers, log: pino({ level: config.logLevel }) });
+  runPrimary({ workers, log: pino({ level: config.logLevel }), onReady: announce });
 }
 
 /**
  * Once per start, before anything listens: in the single process, or in the cluster primary
- * before it forks, so workers never race each other for it.
+ * before it forks, so workers never race each other for it. Returns the first-start banner (the
+ * demo key, shown once) when this start seeded the store.
  */
-async function firstStart(config: Config, built: BuiltApp): Promise<void> {
+async function firstStart(config: Config, built: BuiltApp): Promise<string | undefined> {
   // Unpacks the offline VIN database on first start, before any request can need it (issue 4).
   await prepareVinDatabase(config.env, built.app.log);
-  if (!config.seedOnEmptyStore) return;
+  if (!config.seedOnEmptyStore) return undefined;
   const seeded = await seedOnce(built.services, built.app.log);
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
-  if (seeded) process.stdout.write(`${seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`)}\n`);
+  return seeded ? seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`) : undefined;
 }
 
 async function serve(config: Config, built: BuiltApp): Promise<void> {

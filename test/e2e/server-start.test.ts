@@ -56,6 +56,8 @@ describe('starting the service', () => {
     const dir = tempDir();
     try {
       const first = await start({ DATA_DIR: dir.path });
+      // The banner is printed once the service listens; its bytes may reach this process after /readyz answered.
+      for (let i = 0; i < 100 && !first.output().includes('curl -u'); i += 1) await new Promise((r) => setTimeout(r, 50));
       const output = first.output();
       expect(output).toMatch(/SAMPLE records/);
       const key = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(output);
@@ -78,6 +80,64 @@ describe('starting the service', () => {
       second.child.kill('SIGTERM');
       await once(second.child, 'exit');
     } finally {
+      dir.remove();
+    }
+  });
+
+  it('prints the demo key only once it listens: the curl example works the moment the key is shown', async () => {
+    const dir = tempDir();
+    try {
+      const port = await freePort();
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: dir.path },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      // Nothing touches the port before the key appears; the first request is sent on seeing it.
+      const example = await new Promise<RegExpExecArray>((resolve, reject) => {
+        let text = '';
+        child.stdout.on('data', (d: Buffer) => {
+          text += d.toString();
+          const match = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(text);
+          if (match) resolve(match);
+        });
+        child.once('exit', () => {
+          reject(new Error(`server exited before printing a key: ${text}`));
+        });
+      });
+      const res = await fetch(example[2] ?? '', { headers: { authorization: `Basic ${Buffer.from(`demo:${example[1] ?? ''}`).toString('base64')}` } });
+      expect(res.status).toBe(200);
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('still shows the demo key, once, when it seeded the store but cannot listen (the port is taken)', async () => {
+    const dir = tempDir();
+    const taken = createServer();
+    taken.listen(0, '127.0.0.1');
+    await once(taken, 'listening');
+    try {
+      const address = taken.address();
+      const port = address !== null && typeof address === 'object' ? address.port : 0;
+      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: dir.path },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      children.push(child);
+      let text = '';
+      child.stdout.on('data', (d: Buffer) => (text += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (text += d.toString()));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      expect(code).toBe(1);
+      expect(text).toMatch(/failed to start: .*EADDRINUSE/);
+      expect(text.match(/curl -u 'demo:[A-Za-z0-9_-]{43}'/g)).toHaveLength(1);
+    } finally {
+      taken.close();
       dir.remove();
     }
   });

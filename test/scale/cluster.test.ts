@@ -85,7 +85,8 @@ describe('cluster mode (WORKERS=2)', () => {
     const store = await sharedStore('sqlite');
     try {
       const server = spawnServer({ ...store.env, WORKERS: '2', SEED_DEMO: 'true', LOG_LEVEL: 'info' }, await freePort());
-      await waitReady(server, /vehicle-lookup cluster ready/);
+      // The banner (with the key) is printed once the cluster is ready.
+      await waitReady(server, KEY);
       expect(server.output().match(BANNER)).toHaveLength(1);
       const apiKey = KEY.exec(server.output())?.[1] ?? '';
       const workers = listeningWorkers(server.output());
@@ -164,6 +165,8 @@ describe.each(ENGINES)('two plain processes started at once on a new %s store', 
       const ports = [await freePort(), await freePort()];
       const servers = ports.map((port) => spawnServer({ ...store.env, SEED_DEMO: 'true' }, port));
       await Promise.all(servers.map((s) => waitReady(s)));
+      // The seeding instance prints its banner right after it starts listening.
+      await until('the banner', () => servers.some((s) => KEY.test(s.output())), servers[0] as ServerProcess);
       const outputs = servers.map((s) => s.output()).join('\n');
       expect(outputs.match(BANNER)).toHaveLength(1);
       const apiKey = KEY.exec(outputs)?.[1] ?? '';
