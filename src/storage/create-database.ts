@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, type CompiledQuery, type QueryResult
 import pg from 'pg';
 import { inTransaction, type DatabaseSchema, type Db } from './database.js';
 import type { Engine } from './engine.js';
+import { noteLocalCommit } from './local-commits.js';
 import { migrationProvider } from './migrations/index.js';
 import { isSqliteBusy, openSqliteConnection, type SqliteConnection } from './sqlite-connection.js';
 
@@ -45,7 +46,8 @@ export interface Storage {
   /**
    * A number that changes when something else may have changed the data, so in-process caches
    * know when to reload: SQLite's data_version (changes when another connection or process
-   * commits, at once; about 2 µs to read, so lookups read it once through ChangeSnapshot);
+   * commits, at once; about 2 µs to read, a read transaction, so lookups share one read per turn
+   * of the event loop through ChangeSnapshot);
    * PostgreSQL, which offers no cheap equivalent, a one-second clock bucket.
    */
   readonly changeCounter: () => number;
@@ -175,6 +177,7 @@ async function migrateSqlite(connection: SqliteConnection): Promise<void> {
   try {
     await migrate(connection.db, 'sqlite');
     connection.sqlite.exec('COMMIT');
+    noteLocalCommit();
   } catch (error) {
     if (connection.sqlite.inTransaction) connection.sqlite.exec('ROLLBACK');
     throw error;

@@ -3,6 +3,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult } from 'kysely';
 import type { RunCompiled } from './create-database.js';
 import type { DatabaseSchema } from './database.js';
+import { noteLocalCommit } from './local-commits.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** Milliseconds a writer waits for another connection's lock before SQLITE_BUSY. */
@@ -86,6 +87,7 @@ export function openSqliteConnection(path: string): SqliteConnection {
       try {
         const result = await work(runSync);
         commit.run();
+        noteLocalCommit();
         return result;
       } catch (error) {
         if (sqlite.inTransaction) rollback.run();

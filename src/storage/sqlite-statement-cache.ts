@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SqliteDatabase, SqliteStatement } from 'kysely';
+import { noteLocalCommit } from './local-commits.js';
 
 /** Most distinct SQL texts kept prepared; queries are built from a fixed set, so this is generous. */
 const MAX_STATEMENTS = 500;
@@ -20,7 +21,7 @@ export function withStatementCache(db: Database.Database): SqliteDatabase {
     prepare(sql: string): SqliteStatement {
       const cached = cache.get(sql);
       if (cached) return cached;
-      const statement = db.prepare(sql);
+      const statement = countingCommits(db, sql, db.prepare(sql));
       if (cache.size >= MAX_STATEMENTS) {
         const oldest = cache.keys().next();
         if (oldest.done !== true) cache.delete(oldest.value);
@@ -28,5 +29,26 @@ export function withStatementCache(db: Database.Database): SqliteDatabase {
       cache.set(sql, statement);
       return statement;
     },
+  };
+}
+
+const COMMIT = /^\s*(?:commit|end)\b/i;
+
+/**
+ * The statement, reporting a commit (local-commits.ts) each time running it leaves data committed:
+ * a COMMIT, or a write outside a transaction. Reads are returned as they are.
+ */
+function countingCommits(db: Database.Database, sql: string, statement: Database.Statement): SqliteStatement {
+  // SQLite calls transaction control statements read-only, so COMMIT is recognised by its text.
+  if (statement.readonly && !COMMIT.test(sql)) return statement;
+  const counted = <T>(result: T): T => {
+    if (!db.inTransaction) noteLocalCommit();
+    return result;
+  };
+  return {
+    reader: statement.reader,
+    all: (parameters) => counted(statement.all(parameters)),
+    run: (parameters) => counted(statement.run(parameters)),
+    iterate: (parameters) => counted(statement.iterate(parameters)),
   };
 }
