@@ -8,6 +8,7 @@ import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
+import { PerObjectMemo } from '../shared/per-object-memo.js';
 import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
@@ -82,6 +83,13 @@ export interface LookupPipelineDeps {
  * ledger row; every failure before that costs nothing.
  */
 export class LookupPipeline {
+  /** Results of deep-frozen records, by record, then operation and base URL (see shape). */
+  private readonly shaped = new PerObjectMemo<object, LookupResult>(
+    // Operations sharing a dataset times base URLs; the base URL comes from the Host header when
+    // BASE_URL is unset, so this bound keeps a caller varying it from growing the memory.
+    16,
+  );
+
   constructor(private readonly deps: LookupPipelineDeps) {}
 
   async execute(request: LookupRequest): Promise<LookupOutcome> {
@@ -232,20 +240,34 @@ export class LookupPipeline {
     throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label, `${what} ${query.key.replaceAll('|', ' ')}`));
   }
 
+  /**
+   * The result of a record for an operation and base URL. A deep-frozen record (the local store's
+   * cached records are) is shaped once: the result is frozen too and the same object is returned
+   * for every later lookup of it, so protocol adapters can keep its encoding (result-memo.ts).
+   */
   private shape(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
-    switch (op.resultType) {
-      case 'Vehicle': {
-        let vehicle = record as VehicleDocument;
-        if (op.fieldSubset) {
-          const keep = new Set([...op.fieldSubset, 'ImageUrl']);
-          vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
-        }
-        return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
+    if (record === null || typeof record !== 'object' || !Object.isFrozen(record)) return shapeRecord(op, record, baseUrl);
+    return this.shaped.get(record, `${op.name}\u0000${baseUrl}`, () => {
+      const result = shapeRecord(op, record, baseUrl);
+      if (result.type === 'Vehicle') Object.freeze(result.vehicle);
+      return Object.freeze(result);
+    });
+  }
+}
+
+function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
+  switch (op.resultType) {
+    case 'Vehicle': {
+      let vehicle = record as VehicleDocument;
+      if (op.fieldSubset) {
+        const keep = new Set([...op.fieldSubset, 'ImageUrl']);
+        vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
       }
-      case 'UKMOTData':
-        return { type: 'UKMOTData', mot: record as MotDocument };
-      case 'ArrayOfPreAssessmentSearchResult':
-        return { type: 'ArrayOfPreAssessmentSearchResult', ratings: record as NcapRating[] };
+      return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
     }
+    case 'UKMOTData':
+      return { type: 'UKMOTData', mot: record as MotDocument };
+    case 'ArrayOfPreAssessmentSearchResult':
+      return { type: 'ArrayOfPreAssessmentSearchResult', ratings: record as NcapRating[] };
   }
 }

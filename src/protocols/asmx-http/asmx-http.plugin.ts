@@ -4,6 +4,7 @@ import { int32Rule } from '../../catalogue/input-rules.js';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
+import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
@@ -129,7 +130,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           requestId: request.id,
           baseUrl: baseUrlOf(request, options.baseUrl),
         });
-        return await reply.code(200).type('text/xml; charset=utf-8').send(writeHttpResult(outcome.result, endpoint.namespace));
+        const xml = memoizedEncoding(outcome.result, `http\u0000${endpoint.namespace}`, () => writeHttpResult(outcome.result, endpoint.namespace));
+        return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
       } catch (error) {
         if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);
         if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
+import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
@@ -59,7 +60,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         .type('application/json; charset=utf-8')
         .header('x-credits-charged', String(outcome.charged))
         .header('x-credits-remaining', String(outcome.balance))
-        .send(JSON.stringify(body(outcome.result)));
+        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(body(outcome.result))));
     } catch (error) {
       if (!(error instanceof LookupError)) {
         request.log.error({ err: error }, 'lookup failed unexpectedly');

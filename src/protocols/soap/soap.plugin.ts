@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
@@ -124,7 +125,11 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         return await reply
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])
-          .send(writeSoapResponse(version, found, endpoint.namespace, outcome.result));
+          .send(
+            memoizedEncoding(outcome.result, `soap${version}\u0000${found.name}\u0000${endpoint.namespace}`, () =>
+              writeSoapResponse(version, found, endpoint.namespace, outcome.result),
+            ),
+          );
       } catch (error) {
         if (error instanceof SoapRequestError) return sendFault(reply, version, error.status, error.faultCode, error.message);
         if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);

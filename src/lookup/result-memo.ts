@@ -1,0 +1,27 @@
+import { PerObjectMemo } from '../shared/per-object-memo.js';
+import type { LookupResult } from './lookup-result.js';
+
+/**
+ * Encoded answers, remembered per result object. A result built from a cached, deep-frozen
+ * record is itself frozen and reused for every lookup of that record (LookupPipeline.shape), so
+ * the bytes each protocol writes for it (the JSON body, the SOAP envelope) are computed once
+ * instead of on every request. Results that are not frozen (a fresh Euro NCAP search, an upstream
+ * answer) are encoded every time: nothing guarantees they stay as they are.
+ *
+ * Held weakly: when the record leaves the record cache (re-import, another process's change), its
+ * results and their encodings go with it.
+ */
+const encodings = new PerObjectMemo<LookupResult, Buffer>(
+  // The key holds protocol, version, operation and namespace: a handful per result.
+  16,
+);
+
+/**
+ * `encode()`'s answer for `result` under `key`, computed once per frozen result and kept as UTF-8
+ * bytes: the socket takes a Buffer as it is, where a string is measured and encoded on every write.
+ * A result that is not frozen gets its string, encoded now.
+ */
+export function memoizedEncoding(result: LookupResult, key: string, encode: () => string): string | Buffer {
+  if (!Object.isFrozen(result)) return encode();
+  return encodings.get(result, key, () => Buffer.from(encode(), 'utf8'));
+}

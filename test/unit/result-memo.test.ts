@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import type { LookupResult } from '../../src/lookup/lookup-result.js';
+import { memoizedEncoding } from '../../src/lookup/result-memo.js';
+import { PerObjectMemo } from '../../src/shared/per-object-memo.js';
+
+describe('memoizedEncoding', () => {
+  it('encodes a frozen result once per key and hands back the same bytes', () => {
+    const result: LookupResult = Object.freeze({ type: 'Vehicle', vehicle: Object.freeze({ Description: 'CLIO' }) });
+    let calls = 0;
+    const encode = (): string => {
+      calls += 1;
+      return `{"n":${calls}}`;
+    };
+    const first = memoizedEncoding(result, 'json', encode);
+    const second = memoizedEncoding(result, 'json', encode);
+    expect(second).toBe(first);
+    expect(Buffer.from(first).toString('utf8')).toBe('{"n":1}');
+    // Another key (another protocol or namespace) is encoded on its own.
+    expect(Buffer.from(memoizedEncoding(result, 'soap1.1', encode)).toString('utf8')).toBe('{"n":2}');
+  });
+
+  it('encodes a result that is not frozen on every call: nothing says it stays as it is', () => {
+    const result: LookupResult = { type: 'Vehicle', vehicle: { Description: 'CLIO' } };
+    let calls = 0;
+    const encode = (): string => JSON.stringify({ ...result.vehicle, calls: (calls += 1) });
+    memoizedEncoding(result, 'json', encode);
+    expect(memoizedEncoding(result, 'json', encode)).toBe('{"Description":"CLIO","calls":2}');
+  });
+});
+
+describe('PerObjectMemo', () => {
+  it('keeps at most the bound of keys per object, so a caller varying the key cannot grow it', () => {
+    const memo = new PerObjectMemo<object, number>(3);
+    const owner = {};
+    let derived = 0;
+    const get = (key: string): number => memo.get(owner, key, () => (derived += 1));
+    for (const key of ['a', 'b', 'c']) get(key);
+    expect(get('a')).toBe(1);
+    expect(derived).toBe(3);
+    // A fourth key starts the object's memory over: 'a' is derived again.
+    get('d');
+    expect(get('a')).toBe(5);
+  });
+});
