@@ -23,6 +23,15 @@ export interface DebitDetails {
   readonly createdAt: string;
 }
 
+/** Parameters of one debit row (its kind is a constant). */
+const DEBIT_ROW_ARITY = 8;
+
+/**
+ * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
+ * keep the number of distinct statements (one per row count) small.
+ */
+const MAX_ROWS_PER_INSERT = 32;
+
 function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
   return {
     id: row.id,
@@ -44,6 +53,8 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
 export class CreditLedgerRepository {
   private readonly conditionalDebit: PreparedQuery<{ credits: number }>;
   private readonly insertDebitRow: PreparedQuery<unknown>;
+  /** `INSERT ... VALUES (...), (...)` by number of rows, built on first use. */
+  private readonly multiRowInserts = new Map<number, PreparedQuery<unknown>>();
 
   constructor(private readonly db: Db) {
     this.conditionalDebit = new PreparedQuery(2, (p) =>
@@ -67,6 +78,36 @@ export class CreditLedgerRepository {
         created_at: p(7),
       }),
     );
+  }
+
+  /**
+   * The insert of `rows` debit rows in one statement: a batch's rows cost one statement instead
+   * of one each (the per-statement work was a third of a debit's CPU in bench:soap).
+   */
+  private insertDebitRows(rows: number): PreparedQuery<unknown> {
+    let query = this.multiRowInserts.get(rows);
+    if (!query) {
+      query = new PreparedQuery(rows * DEBIT_ROW_ARITY, (p) =>
+        this.db.insertInto('ledger').values(
+          Array.from({ length: rows }, (_, i) => {
+            const at = (k: number): never => p(i * DEBIT_ROW_ARITY + k);
+            return {
+              account_id: at(0),
+              kind: 'debit' as const,
+              operation: at(1),
+              interface: at(2),
+              query: at(3),
+              delta: at(4),
+              balance_after: at(5),
+              request_id: at(6),
+              created_at: at(7),
+            };
+          }),
+        ),
+      );
+      this.multiRowInserts.set(rows, query);
+    }
+    return query;
   }
 
   /**
@@ -117,10 +158,15 @@ export class CreditLedgerRepository {
     }
     let running = updated.credits + total;
     const balances: number[] = [];
-    for (const d of debits) {
-      running -= d.cost;
-      balances.push(running);
-      await this.writeDebitRow(run, accountId, d.cost, running, d.details);
+    for (let start = 0; start < debits.length; start += MAX_ROWS_PER_INSERT) {
+      const chunk = debits.slice(start, start + MAX_ROWS_PER_INSERT);
+      const args: unknown[] = [];
+      for (const { cost, details } of chunk) {
+        running -= cost;
+        balances.push(running);
+        args.push(accountId, details.operation, details.interface, details.query, -cost, running, details.requestId, details.createdAt);
+      }
+      await this.insertDebitRows(chunk.length).run(run, ...args);
     }
     return balances;
   }

@@ -58,6 +58,22 @@ describe.each(VARIANTS)('debit writer: $name', ({ engine, writer: makeWriter }) 
     expect(rows.reduce((sum, r) => sum + r.delta, 0)).toBe(-20);
   });
 
+  it('writes every row of a batch larger than one multi-row insert, each with its own details', async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    // 70 rows: two full inserts of 32 and one of 6; costs vary so each balance is distinct.
+    const batch = Array.from({ length: 70 }, (_, i) => ({ accountId: ids.rich, cost: i % 3 === 0 ? 2 : 1, details: details(i) }));
+    await app.services.accounts.addCredits('rich', 900);
+    const expected: number[] = [];
+    let balance = 1000;
+    for (const d of batch) expected.push((balance -= d.cost));
+    expect(await w.write(batch)).toEqual(expected);
+    const rows = (await app.services.accounts.usage('rich')).filter((r) => r.kind === 'debit');
+    expect(rows.map((r) => [r.requestId, r.query, r.operation, r.interface, r.delta, r.balanceAfter, r.createdAt])).toEqual(
+      batch.map((d, i) => [`r${i}`, `Q${i}`, 'CheckFrance', 'json', -d.cost, expected[i], details(i).createdAt]),
+    );
+    expect((await app.services.accounts.show('rich')).credits).toBe(balance);
+  });
+
   it('writes nothing of a batch whose transaction fails', async (ctx) => {
     const { app, w, ids } = await setup(ctx);
     const bad = [
