@@ -1,4 +1,4 @@
-import type { Account } from './account.js';
+import { withCredits, type Account } from './account.js';
 import type { AccountRepository } from './account.repository.js';
 
 /** Entries kept at most; beyond that the cache starts over (it refills from the store). */
@@ -21,7 +21,8 @@ export class AccountCache {
     private readonly changeCounter: () => number,
   ) {}
 
-  async find(username: string): Promise<Account | undefined> {
+  /** A cached account at once, without a promise; otherwise it is read from the store. */
+  find(username: string): Account | undefined | Promise<Account | undefined> {
     this.checkFreshness();
     const cached = this.entries.get(username);
     if (cached) return cached;
@@ -45,7 +46,7 @@ export class AccountCache {
   /** Records a balance this process just wrote. */
   noteBalance(username: string, credits: number): void {
     const cached = this.entries.get(username);
-    if (cached) this.entries.set(username, { ...cached, credits });
+    if (cached && cached.credits !== credits) this.entries.set(username, withCredits(cached, credits));
   }
 
   invalidate(username: string): void {

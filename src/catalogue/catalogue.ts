@@ -31,13 +31,23 @@ export class Catalogue {
   }
 
   /** The parameters whose normalised values form the lookup key, in catalogue order. */
-  static keyParameters(op: OperationDeclaration): ParameterDeclaration[] {
-    return op.parameters.filter((p) => p.role === 'key');
+  static keyParameters(op: OperationDeclaration): readonly ParameterDeclaration[] {
+    return derived(op).key;
   }
 
   /** Parameters a caller supplies (all but username). */
-  static inputParameters(op: OperationDeclaration): ParameterDeclaration[] {
-    return op.parameters.filter((p) => p.role !== 'username');
+  static inputParameters(op: OperationDeclaration): readonly ParameterDeclaration[] {
+    return derived(op).input;
+  }
+
+  /** Input parameters a ledger row records: all but the ignored ones. */
+  static describedParameters(op: OperationDeclaration): readonly ParameterDeclaration[] {
+    return derived(op).described;
+  }
+
+  /** JSON path values the operation requires (its path shape minus the optional tail). */
+  static requiredPathSegments(op: OperationDeclaration): number {
+    return derived(op).requiredPathSegments;
   }
 
   /** Operations that accept import records of the given dataset kind. */
@@ -47,6 +57,33 @@ export class Catalogue {
 }
 
 /** Joins normalised key values into the single stored key ("H84JAE|NJ"). */
+/** What the lookup path derives from a declaration, computed once per declaration (every lookup asks). */
+interface Derived {
+  readonly key: readonly ParameterDeclaration[];
+  readonly input: readonly ParameterDeclaration[];
+  /** Input parameters a ledger row records (all but the ignored ones). */
+  readonly described: readonly ParameterDeclaration[];
+  /** JSON path values the operation requires (its path shape minus the optional tail). */
+  readonly requiredPathSegments: number;
+}
+
+const derivedOnce = new WeakMap<OperationDeclaration, Derived>();
+
+function derived(op: OperationDeclaration): Derived {
+  let lists = derivedOnce.get(op);
+  if (!lists) {
+    const input = Object.freeze(op.parameters.filter((p) => p.role !== 'username'));
+    lists = {
+      key: Object.freeze(op.parameters.filter((p) => p.role === 'key')),
+      input,
+      described: Object.freeze(input.filter((p) => p.role !== 'ignored')),
+      requiredPathSegments: op.jsonPath.segments.filter((s) => !s.optional).length,
+    };
+    derivedOnce.set(op, lists);
+  }
+  return lists;
+}
+
 export function joinKey(values: readonly string[]): string {
   return values.join('|');
 }

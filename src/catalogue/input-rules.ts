@@ -24,6 +24,9 @@ const fail = (reason: string): RuleOutcome => ({ ok: false, reason });
 /** Longest value we accept for any text parameter; keeps keys and ledger rows bounded. */
 export const MAX_PARAMETER_LENGTH = 100;
 
+/** A plate the full rule would accept unchanged but for letter case. */
+const PLAIN_PLATE = /^[A-Za-z0-9]{1,20}$/;
+
 /**
  * Registration numbers compare case-insensitively, ignoring spaces and hyphens (issue 2,
  * "Lookup keys are normalised"). Letters of any script are allowed because several countries
@@ -33,6 +36,8 @@ export const registrationRule: InputRule = {
   name: 'registration',
   description: 'Registration number: letters and digits; case, spaces and hyphens are ignored',
   normalise(raw) {
+    // Nearly every plate is plain ASCII letters and digits already: nothing to fold or strip.
+    if (PLAIN_PLATE.test(raw)) return ok(raw.toUpperCase());
     // NFKC folds full-width and compatibility forms (ＡＢ１２ -> AB12) so one plate has one key.
     const value = raw.normalize('NFKC').trim().replace(/[\s-]+/gu, '').toUpperCase();
     if (value.length === 0) return fail('must not be empty');

@@ -32,7 +32,9 @@ export class InlineDebitWriter implements DebitWriter {
   write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>> {
     const byAccount = new Map<number, number[]>();
     batch.forEach((request, index) => {
-      byAccount.set(request.accountId, [...(byAccount.get(request.accountId) ?? []), index]);
+      const indexes = byAccount.get(request.accountId);
+      if (indexes) indexes.push(index);
+      else byAccount.set(request.accountId, [index]);
     });
     const accounts = [...byAccount.keys()].sort((a, b) => a - b);
     return this.storage.transact(async (run) => {

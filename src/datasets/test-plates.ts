@@ -18,14 +18,16 @@ export class TestPlates {
     private readonly changeCounter: () => number,
   ) {}
 
-  async isTestPlate(operation: string, lookupKey: string): Promise<boolean> {
+  /** Answered at once, without a promise, while the list is loaded (the lookup path's common case). */
+  isTestPlate(operation: string, lookupKey: string): boolean | Promise<boolean> {
     const now = this.changeCounter();
     if (now !== this.counter) {
       this.counter = now;
       this.forget();
     }
-    const plates = this.plates ?? (await this.load());
-    return plates.has(`${operation}\u0000${lookupKey}`);
+    const key = `${operation}\u0000${lookupKey}`;
+    if (this.plates) return this.plates.has(key);
+    return this.load().then((plates) => plates.has(key));
   }
 
   async add(operation: string, lookupKey: string, createdAt: string): Promise<void> {

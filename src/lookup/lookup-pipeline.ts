@@ -5,7 +5,7 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider } from '../providers/provider.js';
+import type { Provider, ProviderAnswer } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
@@ -89,6 +89,7 @@ export class LookupPipeline {
     // BASE_URL is unset, so this bound keeps a caller varying it from growing the memory.
     16,
   );
+  private lastIso = { ms: Number.NaN, iso: '' };
 
   constructor(private readonly deps: LookupPipelineDeps) {}
 
@@ -123,7 +124,13 @@ export class LookupPipeline {
 
   private async run(request: LookupRequest): Promise<LookupOutcome> {
     // The JSON interface answers 401 before anything else, whatever the method.
-    let account = request.auth.mode === 'api-key' ? await this.authenticateByKey(request.auth.basic) : undefined;
+    // The caches answer without a promise on the common path; awaiting a plain value would still
+    // cost a turn of the microtask queue, so only promises are awaited.
+    let account: Account | undefined;
+    if (request.auth.mode === 'api-key') {
+      const authenticated = this.authenticateByKey(request.auth.basic);
+      account = authenticated instanceof Promise ? await authenticated : authenticated;
+    }
     if (account) {
       const limited = this.enforceRateLimit(account, request);
       if (limited) await limited;
@@ -131,13 +138,15 @@ export class LookupPipeline {
     const op = this.resolve(request.operationName);
     const raw = request.bind(op);
     if (!account) {
-      account = await this.authenticateByUsername(raw.username, request.auth.basic);
+      const authenticated = this.authenticateByUsername(raw.username, request.auth.basic);
+      account = authenticated instanceof Promise ? await authenticated : authenticated;
       const limited = this.enforceRateLimit(account, request);
       if (limited) await limited;
     }
 
     const query = buildQuery(op, raw);
-    const cost = (await this.deps.testPlates.isTestPlate(op.name, query.key)) ? 0 : op.cost;
+    const testPlate = this.deps.testPlates.isTestPlate(op.name, query.key);
+    const cost = (testPlate instanceof Promise ? await testPlate : testPlate) ? 0 : op.cost;
     // Checked before asking the providers so an empty account does not spend upstream quota; the
     // cached balance may be stale, so a refusal is confirmed from the store. The debit below is
     // the authoritative check.
@@ -146,7 +155,8 @@ export class LookupPipeline {
       if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
     }
 
-    const found = await this.findRecord(query);
+    const record = this.findRecord(query);
+    const found: unknown = record instanceof Promise ? await (record as Promise<unknown>) : record;
     const result = this.shape(op, found, request.baseUrl);
     const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
     if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
@@ -156,7 +166,7 @@ export class LookupPipeline {
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
-      createdAt: this.deps.clock.now().toISOString(),
+      createdAt: this.nowIso(),
     });
     if (balance === undefined) {
       const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
@@ -164,6 +174,13 @@ export class LookupPipeline {
     }
     this.deps.accounts.noteBalance(account.username, balance);
     return { operation: op, result, charged: charge, balance };
+  }
+
+  /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
+  private nowIso(): string {
+    const ms = this.deps.clock.now().getTime();
+    if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
+    return this.lastIso.iso;
   }
 
   private resolve(name: string): OperationDeclaration {
@@ -179,18 +196,29 @@ export class LookupPipeline {
     );
   }
 
-  private async authenticateByKey(basic: BasicCredentials | undefined): Promise<Account> {
+  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
+  private authenticateByKey(basic: BasicCredentials | undefined): Account | Promise<Account> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
-    const account = await this.deps.accounts.find(basic.username);
+    const found = this.deps.accounts.find(basic.username);
+    return found instanceof Promise ? found.then((account) => this.checkKey(account, basic)) : this.checkKey(found, basic);
+  }
+
+  private checkKey(account: Account | undefined, basic: BasicCredentials): Account {
     if (!account || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
       throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
     }
     return this.ensureEnabled(account);
   }
 
-  private async authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Promise<Account> {
+  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
+  private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Account | Promise<Account> {
     const name = username?.trim() ?? '';
-    const account = name === '' ? undefined : await this.deps.accounts.find(name);
+    if (name === '') throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
+    const found = this.deps.accounts.find(name);
+    return found instanceof Promise ? found.then((account) => this.checkUsernameAccount(account, basic)) : this.checkUsernameAccount(found, basic);
+  }
+
+  private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Account {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
       if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
@@ -225,10 +253,19 @@ export class LookupPipeline {
     return account;
   }
 
-  private async findRecord(query: LookupQuery): Promise<unknown> {
+  /** The record, at once when the first provider has it at hand (a cached record). */
+  private findRecord(query: LookupQuery): unknown {
+    const providers = this.deps.providersFor(query.operation);
+    const first = providers[0]?.find(query);
+    if (first !== undefined && !(first instanceof Promise) && first.status === 'found') return first.record;
+    return this.askProviders(query, providers, first);
+  }
+
+  /** Asks the providers in order; `first` is the first one's answer when already asked. */
+  private async askProviders(query: LookupQuery, providers: readonly Provider[], first: ProviderAnswer | Promise<ProviderAnswer> | undefined): Promise<unknown> {
     let unavailable: string | undefined;
-    for (const provider of this.deps.providersFor(query.operation)) {
-      const answer = await provider.find(query);
+    for (const [i, provider] of providers.entries()) {
+      const answer = i === 0 && first !== undefined ? await first : await provider.find(query);
       if (answer.status === 'found') return answer.record;
       if (answer.status === 'unavailable') unavailable ??= answer.reason;
     }

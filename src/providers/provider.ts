@@ -12,5 +12,6 @@ export type ProviderAnswer =
 /** A data source behind one or more operations (DESIGN.md "Data"). */
 export interface Provider {
   readonly name: string;
-  find(query: LookupQuery): Promise<ProviderAnswer>;
+  /** A plain answer when it is at hand (a cached record), else a promise of it. */
+  find(query: LookupQuery): ProviderAnswer | Promise<ProviderAnswer>;
 }

@@ -73,11 +73,13 @@ export function refusal(window: RateWindow, limit: number, windows: Windows): Ra
 
 /** The account's limits after applying the server defaults: null and 0 both end up "no limit". */
 export function effectiveLimits(own: AccountRateLimits, defaults: RateLimitDefaults): EffectiveLimits {
-  const pick = (mine: number | null, fallback: number | null): number | null => {
-    const value = mine ?? fallback;
-    return value === null || value <= 0 ? null : value;
-  };
-  return { perSecond: pick(own.perSecond, defaults.perSecond), perDay: pick(own.perDay, defaults.perDay) };
+  return { perSecond: pickLimit(own.perSecond, defaults.perSecond), perDay: pickLimit(own.perDay, defaults.perDay) };
+}
+
+/** The account's own limit, else the default; zero or less means none. */
+function pickLimit(mine: number | null, fallback: number | null): number | null {
+  const value = mine ?? fallback;
+  return value === null || value <= 0 ? null : value;
 }
 
 /**

@@ -17,16 +17,21 @@ export class LocalStoreProvider implements Provider {
     private readonly cache?: RecordCache,
   ) {}
 
-  async find(query: LookupQuery): Promise<ProviderAnswer> {
+  /** A cached record is answered at once, without a promise (the lookup path's common case). */
+  find(query: LookupQuery): ProviderAnswer | Promise<ProviderAnswer> {
     const { dataset } = query.operation;
     if (dataset.kind === 'ncap') return this.searchRatings(query);
     const cached = this.cache?.get(dataset.name, query.key);
     if (cached !== undefined) return { status: 'found', record: cached, source: this.name };
-    const document = await this.records.findDocument(dataset.name, query.key);
+    return this.read(dataset.name, query.key);
+  }
+
+  private async read(datasetName: string, key: string): Promise<ProviderAnswer> {
+    const document = await this.records.findDocument(datasetName, key);
     if (document === undefined) return { status: 'not-found' };
     // Frozen: the cached object is shared by every answer, and nothing may change it.
     const record = deepFreeze(JSON.parse(document) as unknown);
-    this.cache?.set(dataset.name, query.key, record);
+    this.cache?.set(datasetName, key, record);
     return { status: 'found', record, source: this.name };
   }
 
