@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { LookupResult } from '../../src/lookup/lookup-result.js';
 import { memoizedEncoding } from '../../src/lookup/result-memo.js';
+import { BoundedMemo } from '../../src/shared/bounded-memo.js';
 import { PerObjectMemo } from '../../src/shared/per-object-memo.js';
 
 describe('memoizedEncoding', () => {
@@ -40,5 +41,21 @@ describe('PerObjectMemo', () => {
     // A fourth key starts the object's memory over: 'a' is derived again.
     get('d');
     expect(get('a')).toBe(5);
+  });
+});
+
+describe('BoundedMemo', () => {
+  it('computes each short key once, starts over when full, and never keeps a long key', () => {
+    let computed = 0;
+    const memo = new BoundedMemo((key: string) => `${key}:${(computed += 1)}`, 2, 8);
+    expect(memo.get('a')).toBe('a:1');
+    expect(memo.get('a')).toBe('a:1');
+    memo.get('b');
+    // Full: the third key empties the memory, so 'a' is computed again.
+    memo.get('c');
+    expect(memo.get('a')).toBe('a:4');
+    const long = 'x'.repeat(9);
+    expect(memo.get(long)).toBe(`${long}:5`);
+    expect(memo.get(long)).toBe(`${long}:6`);
   });
 });

@@ -3,6 +3,7 @@ import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { int32Rule } from '../../catalogue/input-rules.js';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import { boundArguments } from '../../lookup/lookup-query.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
@@ -124,7 +125,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         const args = bindPairs(op, pairs);
         const outcome = await options.pipeline.execute({
           operationName: op.name,
-          bind: () => args,
+          bind: boundArguments(args),
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,

@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import type { RawArguments } from '../../lookup/lookup-query.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
@@ -28,6 +30,15 @@ function body(result: LookupResult): unknown {
 }
 
 /**
+ * Binds path segments once the operation is known. Built here rather than inline in the request
+ * object: the runtime (tsx, keepNames) would name an inline arrow with Object.defineProperty on
+ * every request.
+ */
+function jsonBinder(segments: readonly string[]): (op: OperationDeclaration) => RawArguments {
+  return (op) => bindJsonSegments(op, segments);
+}
+
+/**
  * The JSON interface: `GET /api/json.aspx/{Method}/{...}` with HTTP Basic (interface spec "JSON
  * interface", "Authentication", "Errors"). 401 for credentials, 500 plain text for every API error.
  */
@@ -49,7 +60,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
       const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
       const outcome = await options.pipeline.execute({
         operationName: method,
-        bind: (op) => bindJsonSegments(op, segments),
+        bind: jsonBinder(segments),
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import { boundArguments } from '../../lookup/lookup-query.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
@@ -37,6 +38,7 @@ function soapActionOf(header: string | string[] | undefined): string | undefined
   if (header === undefined) return undefined;
   let value = (Array.isArray(header) ? header[0] : header)?.trim() ?? '';
   if (value.length >= 2 && value.startsWith('"') && value.endsWith('"')) value = value.slice(1, -1);
+  if (!value.includes('%')) return value;
   try {
     return decodeURIComponent(value);
   } catch {
@@ -53,9 +55,13 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
   // unexpected type still gets a SOAP fault rather than Fastify's JSON error.
   // Fastify's own JSON and text parsers would answer first (with a 400) in this scope.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, (_request, body, done) => {
+  const asBytes = (_request: FastifyRequest, body: Buffer, done: (error: Error | null, body?: Buffer) => void): void => {
     done(null, body);
-  });
+  };
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.bodyLimit }, asBytes);
+  // The SOAP types by name too: Fastify remembers a named parser per Content-Type value, while it
+  // parses the header again on every request that falls through to '*'.
+  app.addContentTypeParser(['text/xml', 'application/soap+xml'], { parseAs: 'buffer', bodyLimit: options.bodyLimit }, asBytes);
 
   const sendFault = (reply: FastifyReply, version: SoapVersion, status: number, kind: SoapRequestError['faultCode'], message: string): FastifyReply =>
     reply.code(status).type(SOAP_CONTENT_TYPE[version]).send(writeSoapFault(version, kind, message));
@@ -116,7 +122,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         const found = op;
         const outcome = await options.pipeline.execute({
           operationName: found.name,
-          bind: () => args,
+          bind: boundArguments(args),
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
@@ -126,7 +132,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])
           .send(
-            memoizedEncoding(outcome.result, `soap${version}\u0000${found.name}\u0000${endpoint.namespace}`, () =>
+            memoizedEncoding(outcome.result, `soap\u0000${version}\u0000${found.name}\u0000${endpoint.namespace}`, () =>
               writeSoapResponse(version, found, endpoint.namespace, outcome.result),
             ),
           );

@@ -1,4 +1,6 @@
+import { isAscii } from 'node:buffer';
 import { gunzipSync, inflateSync } from 'node:zlib';
+import { BoundedMemo } from '../../shared/bounded-memo.js';
 
 /** Why a request body cannot be read; `status` is the HTTP status to answer with. */
 export class RequestBodyError extends Error {
@@ -18,9 +20,19 @@ export interface MediaType {
   readonly parameters: ReadonlyMap<string, string>;
 }
 
-/** Parses a Content-Type header value such as `application/soap+xml; charset=utf-8; action="..."`. */
+/** Parsed Content-Type values: clients send one or two. */
+const parsedMediaTypes = new BoundedMemo((header: string) => parseMediaTypeNow(header), 256, 256);
+
+/**
+ * Parses a Content-Type header value such as `application/soap+xml; charset=utf-8; action="..."`.
+ * The answer is shared between requests with the same header: read it, never change it.
+ */
 export function parseMediaType(header: string | undefined): MediaType {
-  const [type = '', ...rest] = (header ?? '').split(';');
+  return parsedMediaTypes.get(header ?? '');
+}
+
+function parseMediaTypeNow(header: string): MediaType {
+  const [type = '', ...rest] = header.split(';');
   const parameters = new Map<string, string>();
   for (const part of rest) {
     const eq = part.indexOf('=');
@@ -59,6 +71,8 @@ export function decodeBody(body: Buffer, contentEncoding: string | undefined, ch
   if (cs !== 'utf-8' && cs !== 'utf8' && cs !== 'us-ascii') {
     throw new RequestBodyError(415, `charset ${cs} is not supported; send utf-8`);
   }
+  // ASCII (what clients nearly always send) is valid UTF-8 as it is: no decoder needed.
+  if (isAscii(bytes)) return bytes.toString('latin1');
   try {
     return utf8.decode(bytes);
   } catch {
