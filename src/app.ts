@@ -127,7 +127,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
-    metrics.httpRequests.inc({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) });
+    metrics.onHttpResponse(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode);
     done();
   });
 
