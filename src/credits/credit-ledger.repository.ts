@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { RunCompiled } from '../storage/create-database.js';
 import { inTransaction, type Db, type LedgerTable, type Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
@@ -68,7 +68,7 @@ export class CreditLedgerRepository {
     this.insertDebitRow = new PreparedQuery(8, (p) =>
       db.insertInto('ledger').values({
         account_id: p(0),
-        kind: 'debit',
+        kind: sql.lit('debit'),
         operation: p(1),
         interface: p(2),
         query: p(3),
@@ -93,7 +93,7 @@ export class CreditLedgerRepository {
             const at = (k: number): never => p(i * DEBIT_ROW_ARITY + k);
             return {
               account_id: at(0),
-              kind: 'debit' as const,
+              kind: sql.lit('debit'),
               operation: at(1),
               interface: at(2),
               query: at(3),
