@@ -11,17 +11,19 @@ import type { LookupResult } from './lookup-result.js';
  * Held weakly: when the record leaves the record cache (re-import, another process's change), its
  * results and their encodings go with it.
  */
-const encodings = new PerObjectMemo<LookupResult, Buffer>(
+const encodings = new PerObjectMemo<LookupResult, string>(
   // The key holds protocol, version, operation and namespace: a handful per result.
   16,
 );
 
 /**
- * `encode()`'s answer for `result` under `key`, computed once per frozen result and kept as UTF-8
- * bytes: the socket takes a Buffer as it is, where a string is measured and encoded on every write.
- * A result that is not frozen gets its string, encoded now.
+ * `encode()`'s answer for `result` under `key`, computed once per frozen result. Kept as the
+ * string rather than UTF-8 bytes: Node writes a string body together with the headers in one
+ * chunk, while a Buffer body is a second chunk of a vectored write, which measured slower
+ * (a null route answering the same 2.4 KB, about 5% fewer requests per second).
+ * A result that is not frozen is encoded now.
  */
-export function memoizedEncoding(result: LookupResult, key: string, encode: () => string): string | Buffer {
+export function memoizedEncoding(result: LookupResult, key: string, encode: () => string): string {
   if (!Object.isFrozen(result)) return encode();
-  return encodings.get(result, key, () => Buffer.from(encode(), 'utf8'));
+  return encodings.get(result, key, encode);
 }

@@ -15,9 +15,9 @@ describe('memoizedEncoding', () => {
     const first = memoizedEncoding(result, 'json', encode);
     const second = memoizedEncoding(result, 'json', encode);
     expect(second).toBe(first);
-    expect(Buffer.from(first).toString('utf8')).toBe('{"n":1}');
+    expect(first).toBe('{"n":1}');
     // Another key (another protocol or namespace) is encoded on its own.
-    expect(Buffer.from(memoizedEncoding(result, 'soap1.1', encode)).toString('utf8')).toBe('{"n":2}');
+    expect(memoizedEncoding(result, 'soap1.1', encode)).toBe('{"n":2}');
   });
 
   it('encodes a result that is not frozen on every call: nothing says it stays as it is', () => {
