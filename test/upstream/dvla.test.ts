@@ -186,7 +186,7 @@ describe('DVLA VES caching and circuit breaker', () => {
 
   it('shares one upstream call between concurrent lookups of one plate', async () => {
     await providers();
-    const answers = await Promise.all([1, 2, 3].map(() => p.check.find(query('Check', 'AA19DSL'))));
+    const answers = await Promise.all([1, 2, 3].map(() => Promise.resolve(p.check.find(query('Check', 'AA19DSL')))));
     expect(answers.every((a) => a.status === 'found')).toBe(true);
     expect(dvla.calls).toBe(1);
   });
