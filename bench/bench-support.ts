@@ -89,6 +89,12 @@ export function startServer(name: string, script: string, port: number, env: Rec
     child.once('exit', () => {
       resolve();
     });
+    // Could not spawn at all: no 'exit' follows (Node sets exitCode, so running() is false), and
+    // without a listener the 'error' would be an uncaught exception instead of a start-up failure.
+    child.once('error', (error) => {
+      keep(Buffer.from(`spawn failed: ${error.message}\n`));
+      resolve();
+    });
   });
   const server: Server = { name, baseUrl: `http://${HOST}:${port}`, child, exited, output: () => tail };
   servers.push(server);
@@ -446,6 +452,63 @@ export async function measureRounds(targets: readonly Target[], checks: Checks, 
         .reduce((a, b) => (b.rps > a.rps ? b : a)),
       label: target.label,
     }),
+  };
+}
+
+/** The bare Fastify route of a benchmark (bench/bare-route.ts), answering `body` as `contentType`. */
+export async function startBareRoute(options: {
+  readonly method: 'GET' | 'POST';
+  readonly path: string;
+  readonly bodyFile: string;
+  readonly contentType: string;
+}): Promise<Server> {
+  const port = await freePort();
+  const bare = startServer('bare route (bench/bare-route.ts)', 'bench/bare-route.ts', port, {
+    BARE_HOST: HOST,
+    BARE_PORT: String(port),
+    BARE_METHOD: options.method,
+    BARE_PATH: options.path,
+    BARE_BODY_FILE: options.bodyFile,
+    BARE_CONTENT_TYPE: options.contentType,
+  });
+  // The route answers only its own method; a POST is answered whatever its body.
+  await waitUntilAnswering(bare, options.path, options.method === 'POST' ? { method: 'POST', headers: { 'content-type': 'text/xml' }, body: '' } : {});
+  return bare;
+}
+
+/**
+ * Warm-up runs (JIT, SQLite page cache) with every body compared to the expected one. Returns the
+ * request count for each target's first measured run (its warm-up rate times `duration`).
+ */
+export async function warmUp(
+  targets: readonly Target[],
+  checks: Checks,
+  options: { readonly connections: number; readonly seconds: number; readonly duration: number; readonly expectBody: (target: Target) => string },
+): Promise<Map<Target, number>> {
+  const firstAmounts = new Map<Target, number>();
+  for (const t of targets) {
+    const warm = await load(t, options.connections, { seconds: options.seconds }, options.expectBody(t));
+    checks.check(
+      warm.answered > 0 && warm.non2xx === 0 && warm.errors === 0 && warm.mismatches === 0,
+      `${t.label} warm-up: ${warm.answered} answers, all 2xx with the expected body (non-2xx ${warm.non2xx}, errors ${warm.errors}, wrong bodies ${warm.mismatches})`,
+    );
+    firstAmounts.set(t, Math.max(options.connections, Math.round(warm.rps * options.duration)));
+  }
+  return firstAmounts;
+}
+
+/**
+ * An `afterRun` for measureRounds that checks every answered lookup of `target` debited exactly one
+ * credit: the settled balance (debits of answers already sent are written) must have dropped by
+ * the run's 2xx count. Call it once the warm-ups are over.
+ */
+export async function creditCheck(service: Server, username: string, target: Target, checks: Checks): Promise<(t: Target, run: LoadRun) => Promise<void>> {
+  let balance = await settledBalance(service, username);
+  return async (t, run) => {
+    if (t !== target) return;
+    const after = await settledBalance(service, username);
+    checks.check(balance - after === run.ok, `${run.label}: credits ${balance} -> ${after}, debited ${balance - after} for ${run.ok} 2xx lookups`);
+    balance = after;
   };
 }
 

@@ -2,7 +2,7 @@
  * `npm run bench:soap`: SOAP 1.1 lookups in one run against
  *   (a) the service (envelope parsing, auth by the `username` element, SQLite reads, a credit debit
  *       and the response envelope per request),
- *   (b) a bare Fastify route answering the same response bytes (bench/bare-soap-route.ts),
+ *   (b) a bare Fastify route answering the same response bytes (bench/bare-route.ts),
  *   (c) node-soap (the `soap` package) serving the same operation from our WSDL, answering the same
  *       result object from an in-memory Map (bench/node-soap-server.ts).
  * Targets: (a) reaches at least half of (b)'s throughput and at least 3x (c)'s.
@@ -25,21 +25,22 @@ import { SOAP11_NS } from '../src/protocols/soap/soap-envelope.js';
 import { isNil, readXml, type XmlElement } from '../src/protocols/xml/xml-reader.js';
 import {
   Checks,
+  creditCheck,
   freePort,
   HOST,
-  load,
   makeTempDir,
   measureRounds,
   positiveInt,
   prepareStore,
   runBench,
-  settledBalance,
+  startBareRoute,
   startServer,
   startService,
   START_CREDITS,
   table,
   TABLE_LEGEND,
   waitUntilAnswering,
+  warmUp,
   type LoadRun,
   type Server,
   type Target,
@@ -197,14 +198,6 @@ async function main(): Promise<number> {
   const dataFile = join(work, 'node-soap-data.json');
   writeFileSync(dataFile, JSON.stringify(entries));
 
-  const barePort = await freePort();
-  const bare = startServer('bare route (bench/bare-soap-route.ts)', 'bench/bare-soap-route.ts', barePort, {
-    BARE_HOST: HOST,
-    BARE_PORT: String(barePort),
-    BARE_PATH: SOAP_PATH,
-    BARE_BODY_FILE: bodyFile,
-    BARE_CONTENT_TYPE: sample.contentType,
-  });
   const nodeSoapPort = await freePort();
   const nodeSoap = startServer('node-soap (bench/node-soap-server.ts)', 'bench/node-soap-server.ts', nodeSoapPort, {
     NODE_SOAP_HOST: HOST,
@@ -217,10 +210,9 @@ async function main(): Promise<number> {
     NODE_SOAP_KEY_PARAMETERS: KEY_PARAMETERS.join(','),
     NODE_SOAP_DATA_FILE: dataFile,
   });
-  await Promise.all([
+  const [bare] = await Promise.all([
+    startBareRoute({ method: 'POST', path: SOAP_PATH, bodyFile, contentType: sample.contentType }),
     waitUntilAnswering(nodeSoap, `${SOAP_PATH}?wsdl`),
-    // The bare route answers POST only.
-    waitUntilAnswering(bare, SOAP_PATH, { method: 'POST', headers: SOAP_HEADERS, body: requestBody }),
   ]);
 
   console.log(`  our answer: ${Buffer.byteLength(sample.body)} bytes, ${sample.contentType}`);
@@ -261,32 +253,15 @@ async function main(): Promise<number> {
     [nodeSoapTarget, nodeSoapSample.body],
   ]);
 
-  // Warm-up (JIT, SQLite page cache) with every body compared to the expected one; its rate sizes
-  // the first measured run.
-  const firstAmounts = new Map<Target, number>();
-  for (const t of targets) {
-    const warm = await load(t, connections, { seconds: warmup }, expected.get(t));
-    checks.check(
-      warm.answered > 0 && warm.non2xx === 0 && warm.errors === 0 && warm.mismatches === 0,
-      `${t.label} warm-up: ${warm.answered} answers, all 2xx with the expected body (non-2xx ${warm.non2xx}, errors ${warm.errors}, wrong bodies ${warm.mismatches})`,
-    );
-    firstAmounts.set(t, Math.max(connections, Math.round(warm.rps * duration)));
-  }
+  const firstAmounts = await warmUp(targets, checks, { connections, seconds: warmup, duration, expectBody: (t) => expected.get(t) ?? '' });
   if (checks.failed()) return 1;
 
-  let balance = await settledBalance(service, account.username);
   const measured = await measureRounds(targets, checks, {
     connections,
     duration,
     rounds,
     firstAmounts,
-    afterRun: async (t, run) => {
-      if (t !== oursTarget) return;
-      // Settled: a service that writes debits behind the answer has finished writing them.
-      const after = await settledBalance(service, account.username);
-      checks.check(balance - after === run.ok, `${run.label}: credits ${balance} -> ${after}, debited ${balance - after} for ${run.ok} 2xx lookups`);
-      balance = after;
-    },
+    afterRun: await creditCheck(service, account.username, oursTarget, checks),
   });
 
   const bareBest = measured.best(bareTarget);
