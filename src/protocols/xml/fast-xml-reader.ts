@@ -188,7 +188,7 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
     if (qnameStop < 0) return undefined;
     const qname = text.slice(pos + 1, qnameStop);
     pos = qnameStop;
-    const raws: Array<{ qname: string; value: string }> = [];
+    const raws: Array<{ qname: string; value: string; spaced: boolean }> = [];
     let selfClosing = false;
     for (;;) {
       const afterSpace = skipSpace(text, pos);
@@ -216,18 +216,23 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       // One pass to the closing quote: '<' and '&' defer, anything else unusual takes the slow path.
       let close = open + 1;
       let plain = true;
+      let spaced = false;
       for (; close < length; close++) {
         const c = text.charCodeAt(close);
         if (c === quote) break;
         if (c === 0x3c /* < */ || c === 0x26 /* & */) return undefined;
-        if (c < 0x20 || c >= 0xd800) plain = false;
+        if (c <= 0x20 || c >= 0x80) {
+          // Anything JavaScript's \s could match is a space or beyond ASCII.
+          spaced = true;
+          if (c < 0x20 || c >= 0xd800) plain = false;
+        }
       }
       if (close >= length) return undefined;
       const rawValue = text.slice(open + 1, close);
       const value = plain ? rawValue : normaliseAttribute(rawValue);
       if (value === undefined) return undefined;
       for (const a of raws) if (a.qname === attributeName) return undefined;
-      raws.push({ qname: attributeName, value });
+      raws.push({ qname: attributeName, value, spaced });
       pos = close + 1;
     }
 
@@ -240,14 +245,16 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
         const prefix = a.qname === 'xmlns' ? '' : a.qname.slice(6);
         // Binding xml/xmlns or un-declaring a prefix: rare and subtle, leave it to saxes.
         // So are namespace names with white space (saxes trims them).
-        if (prefix === 'xml' || prefix === 'xmlns' || (prefix !== '' && a.value === '') || a.value === XML_NS || a.value === XMLNS_NS || /\s/.test(a.value)) {
+        if (prefix === 'xml' || prefix === 'xmlns' || (prefix !== '' && a.value === '') || a.value === XML_NS || a.value === XMLNS_NS || (a.spaced && /\s/.test(a.value))) {
           return undefined;
         }
         (bindings ??= []).push([prefix, a.value]);
       }
     }
-    const name = resolveName(qname, true, bindings, stack);
-    if (!name) return undefined;
+    // The element's expanded name: an unprefixed one takes the default namespace.
+    const colon = qname.indexOf(':');
+    const elementUri = namespaceOf(colon < 0 ? '' : qname.slice(0, colon), bindings, stack);
+    if (elementUri === undefined && colon >= 0) return undefined;
     const attributes: Array<{ uri: string; local: string; value: string }> = [];
     for (const a of raws) {
       if (a.qname === 'xmlns') {
@@ -261,7 +268,7 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       attributes.push({ uri: resolved.uri, local: resolved.local, value: a.value });
     }
 
-    const element: XmlElement = { uri: name.uri, local: name.local, attributes, children: [], text: '' };
+    const element: XmlElement = { uri: elementUri ?? '', local: colon < 0 ? qname : qname.slice(colon + 1), attributes, children: [], text: '' };
     const parent = stack[stack.length - 1];
     if (parent) parent.element.children.push(element);
     else root = element;
