@@ -89,8 +89,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   ];
   // Debits are written in this thread by default. On an SQLite file they can be written by a
   // worker thread with its own connection (SQLITE_DEBIT_WORKER=true); measured, that costs more
-  // than it saves (bench:json 0.30 vs 0.49 of the bare route): its commits change data_version on
-  // the main connection, which keeps emptying the in-process caches.
+  // than it saves: its commits change data_version on the main connection, which empties the
+  // in-process caches every turn, and even with the caches kept (an experiment) the hand-off to the
+  // thread made JSON lookups about a fifth slower on 2 cores than writing them here.
   const debitWriter: DebitWriter =
     storage.sqliteFile !== undefined && options.sqliteDebitWorker === true
       ? new WorkerDebitWriter(storage.sqliteFile)
