@@ -21,8 +21,8 @@ export interface ClusterOptions {
   readonly workers: number;
   readonly log: ClusterLog;
   /**
-   * Called when every worker listens for the first time, and when the cluster stops before that
-   * (it gives up or is told to stop), so what it announces is shown either way.
+   * Called once: when the first worker listens (the port then answers), or when the cluster stops
+   * before that (it gives up or is told to stop), so what it announces is shown either way.
    */
   readonly onReady?: () => void;
 }
@@ -74,6 +74,8 @@ export function runPrimary(options: ClusterOptions): void {
   let streak = 0;
   let startFailures = 0;
   let announced = false;
+  /** onReady has been called. */
+  let readyAnnounced = false;
   let stopping = false;
   let exitCode = 0;
 
@@ -85,7 +87,10 @@ export function runPrimary(options: ClusterOptions): void {
     if (stopping) return;
     stopping = true;
     exitCode = code;
-    if (!announced) options.onReady?.();
+    if (!readyAnnounced) {
+      readyAnnounced = true;
+      options.onReady?.();
+    }
     for (const timer of restarts) clearTimeout(timer);
     restarts.clear();
     log.info({ reason, workers: startedAt.size }, 'stopping the workers: they finish the requests in flight');
@@ -102,11 +107,14 @@ export function runPrimary(options: ClusterOptions): void {
   cluster.on('listening', (worker, address) => {
     listening.add(worker);
     startFailures = 0;
+    if (listening.size === 1 && !readyAnnounced) {
+      readyAnnounced = true;
+      options.onReady?.();
+    }
     log.info({ worker: worker.id, workerPid: worker.process.pid, port: address.port }, 'worker listening');
     if (!announced && listening.size === workers) {
       announced = true;
       log.info({ workers, port: address.port }, 'vehicle-lookup cluster ready');
-      options.onReady?.();
     }
   });
 

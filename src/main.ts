@@ -32,8 +32,9 @@ async function main(): Promise<void> {
   const built = await buildApp(config);
   const banner = await firstStart(config, built);
   // The banner's curl example must work the moment it is read, so it is printed once the service
-  // listens (before, a client acting on it at once could be refused); if it cannot listen, it is
-  // printed all the same, since the key is shown only this once.
+  // listens (before, a client acting on it at once could be refused). The key is shown only this
+  // once, so every way out before that prints it too: failing to listen, a signal during start-up,
+  // an error while handing over to the cluster.
   let announced = false;
   const announce = (): void => {
     if (banner === undefined || announced) return;
@@ -42,22 +43,27 @@ async function main(): Promise<void> {
   };
   if (workers === 1) {
     try {
-      await serve(config, built);
+      await serve(config, built, announce);
     } finally {
       announce();
     }
     return;
   }
-  // The workers open the store themselves; the primary keeps no connection to it. The interval
-  // keeps this process alive until close() settles: closing waits for the debit worker thread,
-  // which is unref()'d, and with nothing else pending Node would exit (code 0) before it ends.
-  const alive = setInterval(() => undefined, 1000);
   try {
-    await built.app.close();
-  } finally {
-    clearInterval(alive);
+    // The workers open the store themselves; the primary keeps no connection to it. The interval
+    // keeps this process alive until close() settles: closing waits for the debit worker thread,
+    // which is unref()'d, and with nothing else pending Node would exit (code 0) before it ends.
+    const alive = setInterval(() => undefined, 1000);
+    try {
+      await built.app.close();
+    } finally {
+      clearInterval(alive);
+    }
+    runPrimary({ workers, log: pino({ level: config.logLevel }), onReady: announce });
+  } catch (error) {
+    announce();
+    throw error;
   }
-  runPrimary({ workers, log: pino({ level: config.logLevel }), onReady: announce });
 }
 
 /**
@@ -74,12 +80,14 @@ async function firstStart(config: Config, built: BuiltApp): Promise<string | und
   return seeded ? seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`) : undefined;
 }
 
-async function serve(config: Config, built: BuiltApp): Promise<void> {
+/** Listens, and stops gracefully on SIGTERM/SIGINT; `beforeExit` runs before a signal ends the process. */
+async function serve(config: Config, built: BuiltApp, beforeExit: () => void = () => undefined): Promise<void> {
   const { app } = built;
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
+    beforeExit();
     app.log.info({ signal }, 'shutting down: finishing requests in flight');
     built.drain();
     const force = setTimeout(() => {

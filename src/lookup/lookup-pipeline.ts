@@ -93,6 +93,10 @@ export class LookupPipeline {
 
   constructor(private readonly deps: LookupPipelineDeps) {}
 
+  /**
+   * Runs one lookup. Call it from a request handler (an I/O callback): the caches' view of other
+   * processes' changes is shared per turn of the event loop (ChangeSnapshot).
+   */
   async execute(request: LookupRequest): Promise<LookupOutcome> {
     const started = performance.now();
     this.deps.onLookupStart?.();

@@ -11,6 +11,12 @@ import { localCommitCount } from './local-commits.js';
  * commit made in this thread through another connection (local-commits.ts) also makes the next
  * lookup read again, even within the turn.
  *
+ * This relies on lookups starting from I/O callbacks, as the HTTP handlers (the only callers of
+ * LookupPipeline.execute) do: the shared read expires in the check phase that follows the poll
+ * phase it was made in. A read made in a timer or setImmediate callback would stay shared through
+ * the next poll phase, so a lookup started from one could use a value one turn old; start lookups
+ * from request handlers.
+ *
  * Why: on SQLite the counter is PRAGMA data_version, a read transaction with its file locks (about
  * 2.5 µs); read per lookup it was a tenth of a JSON lookup's CPU under load (bench:json profile),
  * where one turn carries a few dozen lookups.

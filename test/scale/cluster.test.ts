@@ -85,8 +85,9 @@ describe('cluster mode (WORKERS=2)', () => {
     const store = await sharedStore('sqlite');
     try {
       const server = spawnServer({ ...store.env, WORKERS: '2', SEED_DEMO: 'true', LOG_LEVEL: 'info' }, await freePort());
-      // The banner (with the key) is printed once the cluster is ready.
-      await waitReady(server, KEY);
+      await waitReady(server, /vehicle-lookup cluster ready/);
+      // The banner (with the key) is printed once the first worker listens.
+      await until('the banner', () => KEY.test(server.output()), server);
       expect(server.output().match(BANNER)).toHaveLength(1);
       const apiKey = KEY.exec(server.output())?.[1] ?? '';
       const workers = listeningWorkers(server.output());
