@@ -455,6 +455,36 @@ export async function measureRounds(targets: readonly Target[], checks: Checks, 
   };
 }
 
+/**
+ * Warm-up with every body checked, then the measured rounds, each run of `paid` followed by the
+ * exact-credit check. Undefined when a warm-up check failed (the bench then stops).
+ */
+export async function warmUpAndMeasure(
+  targets: readonly Target[],
+  checks: Checks,
+  options: {
+    readonly connections: number;
+    readonly warmupSeconds: number;
+    readonly duration: number;
+    readonly rounds: number;
+    readonly expectBody: (target: Target) => string;
+    /** The target that debits credits, its service and the account it spends. */
+    readonly paid: { readonly target: Target; readonly service: Server; readonly username: string };
+  },
+): Promise<RoundsResult | undefined> {
+  const { connections, duration, rounds } = options;
+  const firstAmounts = await warmUp(targets, checks, { connections, seconds: options.warmupSeconds, duration, expectBody: options.expectBody });
+  if (checks.failed()) return undefined;
+  // Alternating rounds sized by request count, each target keeping its fastest (see measureRounds).
+  return measureRounds(targets, checks, {
+    connections,
+    duration,
+    rounds,
+    firstAmounts,
+    afterRun: await creditCheck(options.paid.service, options.paid.username, options.paid.target, checks),
+  });
+}
+
 /** The bare Fastify route of a benchmark (bench/bare-route.ts), answering `body` as `contentType`. */
 export async function startBareRoute(options: {
   readonly method: 'GET' | 'POST';

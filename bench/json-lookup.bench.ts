@@ -18,9 +18,7 @@ import { join } from 'node:path';
 import { DEMO_EXAMPLE_PATH } from '../src/bootstrap/seed.js';
 import {
   Checks,
-  creditCheck,
   makeTempDir,
-  measureRounds,
   positiveInt,
   prepareStore,
   runBench,
@@ -29,7 +27,7 @@ import {
   START_CREDITS,
   table,
   TABLE_LEGEND,
-  warmUp,
+  warmUpAndMeasure,
   type Server,
   type Target,
 } from './bench-support.js';
@@ -85,17 +83,15 @@ async function main(): Promise<number> {
   const lookupTarget = target('json lookup', service);
   const targets = [bareTarget, lookupTarget];
 
-  const firstAmounts = await warmUp(targets, checks, { connections, seconds: warmup, duration, expectBody: () => body.toString('utf8') });
-  if (checks.failed()) return 1;
-
-  // Alternating rounds sized by request count, each target keeping its fastest (see measureRounds).
-  const measured = await measureRounds(targets, checks, {
+  const measured = await warmUpAndMeasure(targets, checks, {
     connections,
+    warmupSeconds: warmup,
     duration,
     rounds,
-    firstAmounts,
-    afterRun: await creditCheck(service, account.username, lookupTarget, checks),
+    expectBody: () => body.toString('utf8'),
+    paid: { target: lookupTarget, service, username: account.username },
   });
+  if (!measured) return 1;
 
   const bareBest = measured.best(bareTarget);
   const lookupBest = measured.best(lookupTarget);

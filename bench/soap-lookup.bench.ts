@@ -25,11 +25,9 @@ import { SOAP11_NS } from '../src/protocols/soap/soap-envelope.js';
 import { isNil, readXml, type XmlElement } from '../src/protocols/xml/xml-reader.js';
 import {
   Checks,
-  creditCheck,
   freePort,
   HOST,
   makeTempDir,
-  measureRounds,
   positiveInt,
   prepareStore,
   runBench,
@@ -40,7 +38,7 @@ import {
   table,
   TABLE_LEGEND,
   waitUntilAnswering,
-  warmUp,
+  warmUpAndMeasure,
   type LoadRun,
   type Server,
   type Target,
@@ -253,16 +251,15 @@ async function main(): Promise<number> {
     [nodeSoapTarget, nodeSoapSample.body],
   ]);
 
-  const firstAmounts = await warmUp(targets, checks, { connections, seconds: warmup, duration, expectBody: (t) => expected.get(t) ?? '' });
-  if (checks.failed()) return 1;
-
-  const measured = await measureRounds(targets, checks, {
+  const measured = await warmUpAndMeasure(targets, checks, {
     connections,
+    warmupSeconds: warmup,
     duration,
     rounds,
-    firstAmounts,
-    afterRun: await creditCheck(service, account.username, oursTarget, checks),
+    expectBody: (t) => expected.get(t) ?? '',
+    paid: { target: oursTarget, service, username: account.username },
   });
+  if (!measured) return 1;
 
   const bareBest = measured.best(bareTarget);
   const oursBest = measured.best(oursTarget);
