@@ -1,4 +1,4 @@
-import { withCredits, type Account } from './account.js';
+import type { Account } from './account.js';
 import type { AccountRepository } from './account.repository.js';
 
 /** Entries kept at most; beyond that the cache starts over (it refills from the store). */
@@ -46,7 +46,7 @@ export class AccountCache {
   /** Records a balance this process just wrote. */
   noteBalance(username: string, credits: number): void {
     const cached = this.entries.get(username);
-    if (cached && cached.credits !== credits) this.entries.set(username, withCredits(cached, credits));
+    if (cached && cached.credits !== credits) this.entries.set(username, { ...cached, credits });
   }
 
   invalidate(username: string): void {

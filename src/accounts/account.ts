@@ -41,19 +41,3 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
 /** Usernames: 1 to 64 characters of letters, digits and . _ @ - (they appear in URLs and logs). */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
-/**
- * The account with another balance. Spelled out rather than spread: it runs after every debit,
- * and a literal of the same shape stays on V8's fast path.
- */
-export function withCredits(account: Account, credits: number): Account {
-  return {
-    id: account.id,
-    username: account.username,
-    apiKeyHash: account.apiKeyHash,
-    credits,
-    disabled: account.disabled,
-    requireApiKey: account.requireApiKey,
-    createdAt: account.createdAt,
-    rateLimits: account.rateLimits,
-  };
-}

@@ -56,7 +56,6 @@ export class Catalogue {
   }
 }
 
-/** Joins normalised key values into the single stored key ("H84JAE|NJ"). */
 /** What the lookup path derives from a declaration, computed once per declaration (every lookup asks). */
 interface Derived {
   readonly key: readonly ParameterDeclaration[];
@@ -84,6 +83,7 @@ function derived(op: OperationDeclaration): Derived {
   return lists;
 }
 
+/** Joins normalised key values into the single stored key ("H84JAE|NJ"). */
 export function joinKey(values: readonly string[]): string {
   return values.join('|');
 }

@@ -52,7 +52,6 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
  */
 export class CreditLedgerRepository {
   private readonly conditionalDebit: PreparedQuery<{ credits: number }>;
-  private readonly insertDebitRow: PreparedQuery<unknown>;
   /** `INSERT ... VALUES (...), (...)` by number of rows, built on first use. */
   private readonly multiRowInserts = new Map<number, PreparedQuery<unknown>>();
 
@@ -64,19 +63,6 @@ export class CreditLedgerRepository {
         .where('id', '=', p(0))
         .where('credits', '>=', p(1))
         .returning('credits'),
-    );
-    this.insertDebitRow = new PreparedQuery(8, (p) =>
-      db.insertInto('ledger').values({
-        account_id: p(0),
-        kind: sql.lit('debit'),
-        operation: p(1),
-        interface: p(2),
-        query: p(3),
-        delta: p(4),
-        balance_after: p(5),
-        request_id: p(6),
-        created_at: p(7),
-      }),
     );
   }
 
@@ -118,22 +104,24 @@ export class CreditLedgerRepository {
     const { rows } = await this.conditionalDebit.run(run, accountId, cost);
     const updated = rows[0];
     if (!updated) return undefined;
-    await this.writeDebitRow(run, accountId, cost, updated.credits, details);
+    await this.writeDebitRows(run, accountId, [{ cost, balanceAfter: updated.credits, details }]);
     return updated.credits;
   }
 
-  private async writeDebitRow(run: RunCompiled, accountId: number, cost: number, balanceAfter: number, details: DebitDetails): Promise<void> {
-    await this.insertDebitRow.run(
-      run,
-      accountId,
-      details.operation,
-      details.interface,
-      details.query,
-      -cost,
-      balanceAfter,
-      details.requestId,
-      details.createdAt,
-    );
+  /** Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement. */
+  private async writeDebitRows(
+    run: RunCompiled,
+    accountId: number,
+    rows: ReadonlyArray<{ readonly cost: number; readonly balanceAfter: number; readonly details: DebitDetails }>,
+  ): Promise<void> {
+    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
+      const args: unknown[] = [];
+      for (const { cost, balanceAfter, details } of chunk) {
+        args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
+      }
+      await this.insertDebitRows(chunk.length).run(run, ...args);
+    }
   }
 
   /**
@@ -157,18 +145,9 @@ export class CreditLedgerRepository {
       return results;
     }
     let running = updated.credits + total;
-    const balances: number[] = [];
-    for (let start = 0; start < debits.length; start += MAX_ROWS_PER_INSERT) {
-      const chunk = debits.slice(start, start + MAX_ROWS_PER_INSERT);
-      const args: unknown[] = [];
-      for (const { cost, details } of chunk) {
-        running -= cost;
-        balances.push(running);
-        args.push(accountId, details.operation, details.interface, details.query, -cost, running, details.requestId, details.createdAt);
-      }
-      await this.insertDebitRows(chunk.length).run(run, ...args);
-    }
-    return balances;
+    const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
+    await this.writeDebitRows(run, accountId, applied);
+    return applied.map((r) => r.balanceAfter);
   }
 
   /** Adds credits; a top-up is a ledger row too. Returns the new balance. */

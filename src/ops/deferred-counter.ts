@@ -16,7 +16,12 @@ export interface CounterSlot {
 export class DeferredCounter<L extends string> {
   private readonly slots = new Map<string, { readonly labels: Readonly<Record<L, string>>; readonly slot: CounterSlot }>();
 
-  constructor(registry: Registry, name: string, help: string, labelNames: readonly L[]) {
+  constructor(
+    registry: Registry,
+    name: string,
+    help: string,
+    private readonly labelNames: readonly L[],
+  ) {
     const slots = this.slots;
     new Counter<L>({
       name,
@@ -33,11 +38,12 @@ export class DeferredCounter<L extends string> {
     });
   }
 
-  /** The slot stored under `key` (a cheap string the caller builds); `labels` is read only the first time. */
-  slot(key: string, labels: () => Readonly<Record<L, string>>): CounterSlot {
+  /** The slot of a label set; keep it to count without a lookup. */
+  slot(labels: Readonly<Record<L, string>>): CounterSlot {
+    const key = this.labelNames.map((n) => labels[n]).join('\u0000');
     let entry = this.slots.get(key);
     if (!entry) {
-      entry = { labels: { ...labels() }, slot: { pending: 0 } };
+      entry = { labels: { ...labels }, slot: { pending: 0 } };
       this.slots.set(key, entry);
     }
     return entry.slot;

@@ -67,7 +67,7 @@ export class Metrics implements LookupObserver {
     let series = this.lookupSeries.get(key);
     if (!series) {
       series = {
-        lookups: this.lookups.slot(key, () => ({ operation: event.operation, interface: event.interface, outcome: event.outcome })),
+        lookups: this.lookups.slot({ operation: event.operation, interface: event.interface, outcome: event.outcome }),
         latency: this.latency.labels({ interface: event.interface, outcome: event.outcome === 'success' ? 'success' : 'error' }),
         credits: undefined,
       };
@@ -77,13 +77,13 @@ export class Metrics implements LookupObserver {
     series.latency.observe(event.seconds);
     // The credits series of an operation and interface appears with its first charge, not before.
     if (event.charged > 0) {
-      series.credits ??= this.credits.slot(`${event.operation}\u0000${event.interface}`, () => ({ operation: event.operation, interface: event.interface }));
+      series.credits ??= this.credits.slot({ operation: event.operation, interface: event.interface });
       series.credits.pending += event.charged;
     }
   }
 
   /** Counts one answered HTTP request (route: the matched route pattern, so the label set is bounded). */
   onHttpResponse(method: string, route: string, status: number): void {
-    this.httpRequests.slot(`${method} ${status} ${route}`, () => ({ method, route, status: String(status) })).pending += 1;
+    this.httpRequests.slot({ method, route, status: String(status) }).pending += 1;
   }
 }

@@ -1,6 +1,6 @@
 /**
  * Answers of a pure function of a short string, remembered: for values clients send again and
- * again (an Authorization header, a Content-Type). At most `maxEntries` are kept (when full, the
+ * again (a Content-Type; never a secret, which would then stay in memory). At most `maxEntries` are kept (when full, the
  * memory starts over) and keys longer than `maxKeyLength` are computed each time rather than kept,
  * so no caller can make it grow without bound. Remembered answers are shared: callers read them,
  * never change them.
