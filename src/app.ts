@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
+import { requestLoggerFactory } from './ops/request-logger.js';
 import { opsPlugin } from './ops/health.plugin.js';
 import { asmxHttpPlugin } from './protocols/asmx-http/asmx-http.plugin.js';
 import { jsonPlugin } from './protocols/json/json.plugin.js';
@@ -41,6 +42,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       // API keys travel in the Authorization header; nothing else we log carries a secret.
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
     },
+    // request.log becomes a pino child only when a request logs a line (src/ops/request-logger.ts).
+    childLoggerFactory: requestLoggerFactory,
     trustProxy: config.trustProxy,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -84,6 +84,44 @@ describe('starting the service', () => {
     }
   });
 
+  it('logs each request at info with its request id, and none at warn', async () => {
+    const dir = tempDir();
+    try {
+      const server = await start({ DATA_DIR: dir.path });
+      for (let i = 0; i < 100 && !server.output().includes('curl -u'); i += 1) await new Promise((r) => setTimeout(r, 50));
+      const key = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(server.output());
+      const res = await fetch(key?.[2] ?? '', {
+        headers: { authorization: `Basic ${Buffer.from(`demo:${key?.[1] ?? ''}`).toString('base64')}`, 'x-request-id': 'log-test-1' },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('x-request-id')).toBe('log-test-1');
+      const lines = (): Array<Record<string, unknown>> =>
+        server
+          .output()
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((l) => l.reqId === 'log-test-1');
+      // "request completed" is written once the response has gone out.
+      for (let i = 0; i < 100 && lines().length < 2; i += 1) await new Promise((r) => setTimeout(r, 50));
+      const logged = lines();
+      expect(logged.map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
+      expect(logged[1]?.res).toEqual({ statusCode: 200 });
+      server.child.kill('SIGTERM');
+      await once(server.child, 'exit');
+
+      const quiet = await start({ DATA_DIR: dir.path, LOG_LEVEL: 'warn' });
+      const before = quiet.output();
+      expect((await fetch(`${quiet.base}/ajax/getcredits.aspx?username=demo`, { headers: { 'x-request-id': 'log-test-2' } })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(quiet.output()).toBe(before);
+      quiet.child.kill('SIGTERM');
+      await once(quiet.child, 'exit');
+    } finally {
+      dir.remove();
+    }
+  });
+
   it('prints the demo key only once it listens: the curl example works the moment the key is shown', async () => {
     const dir = tempDir();
     try {
