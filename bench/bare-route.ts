@@ -16,6 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
+import { requestLoggerFactory } from '../src/ops/request-logger.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -33,9 +34,9 @@ async function main(): Promise<void> {
   // Sent as a string, as the service sends the answers it keeps (src/lookup/result-memo.ts).
   const body = readFileSync(required('BARE_BODY_FILE'), 'utf8');
 
-  // Same logger setup as the service at LOG_LEVEL=warn: Fastify still builds a child logger per
-  // request, so both sides pay for it, and neither writes a line per request.
-  const app = Fastify({ logger: { level: 'warn' }, bodyLimit: 1024 * 1024 });
+  // Same logger setup as the service at LOG_LEVEL=warn, request loggers included (made only when
+  // a request writes a line, src/ops/request-logger.ts): neither side writes a line per request.
+  const app = Fastify({ logger: { level: 'warn' }, childLoggerFactory: requestLoggerFactory, bodyLimit: 1024 * 1024 });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => {
     done(null, raw);
   });
