@@ -182,7 +182,8 @@ export class LookupPipeline {
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
   private nowIso(): string {
-    const ms = this.deps.clock.now().getTime();
+    const clock = this.deps.clock;
+    const ms = clock.millis ? clock.millis() : clock.now().getTime();
     if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
     return this.lastIso.iso;
   }

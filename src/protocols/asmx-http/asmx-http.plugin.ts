@@ -99,6 +99,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
   });
 
   for (const endpoint of options.endpoints) {
+    const encodingKey = `http\u0000${endpoint.namespace}`;
     const handle = async (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): Promise<FastifyReply> => {
       const name = request.params.operation;
       try {
@@ -131,7 +132,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           requestId: request.id,
           baseUrl: baseUrlOf(request, options.baseUrl),
         });
-        const xml = memoizedEncoding(outcome.result, `http\u0000${endpoint.namespace}`, () => writeHttpResult(outcome.result, endpoint.namespace));
+        const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
         return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
       } catch (error) {
         if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);

@@ -80,6 +80,16 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
   });
 
   for (const endpoint of options.endpoints) {
+    // The memoizedEncoding key of each operation and version, built once rather than per request.
+    const encodingKeys: Readonly<Record<SoapVersion, Map<string, string>>> = { '1.1': new Map(), '1.2': new Map() };
+    const encodingKey = (version: SoapVersion, operation: string): string => {
+      let key = encodingKeys[version].get(operation);
+      if (key === undefined) {
+        key = `soap\u0000${version}\u0000${operation}\u0000${endpoint.namespace}`;
+        encodingKeys[version].set(operation, key);
+      }
+      return key;
+    };
     app.post(endpoint.definition.path, async (request: FastifyRequest, reply) => {
       const media = parseMediaType(request.headers['content-type']);
       // The content type chooses the version; the envelope namespace is checked against it below.
@@ -132,7 +142,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])
           .send(
-            memoizedEncoding(outcome.result, `soap\u0000${version}\u0000${found.name}\u0000${endpoint.namespace}`, () =>
+            memoizedEncoding(outcome.result, encodingKey(version, found.name), () =>
               writeSoapResponse(version, found, endpoint.namespace, outcome.result),
             ),
           );

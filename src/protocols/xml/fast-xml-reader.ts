@@ -22,6 +22,9 @@ const REFERENCE = /&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}))
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
 const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 
+/** Shared by every element without attributes (the list is read-only to consumers). */
+const NO_ATTRIBUTES: XmlElement['attributes'] = Object.freeze([]);
+
 const ENTITIES: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
 function isXmlChar(code: number): boolean {
@@ -175,7 +178,8 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       const end = qnameEnd(text, pos + 2);
       if (end < 0) return undefined;
       const frame = stack.pop();
-      if (!frame || text.slice(pos + 2, end) !== frame.qname) return undefined;
+      // Compared in place: no string is cut out of the text per end tag.
+      if (!frame || end - (pos + 2) !== frame.qname.length || !text.startsWith(frame.qname, pos + 2)) return undefined;
       const close = skipSpace(text, end);
       if (text.charCodeAt(close) !== 0x3e /* > */) return undefined;
       pos = close + 1;
@@ -188,7 +192,8 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
     if (qnameStop < 0) return undefined;
     const qname = text.slice(pos + 1, qnameStop);
     pos = qnameStop;
-    const raws: Array<{ qname: string; value: string; spaced: boolean }> = [];
+    // Most elements of a request have no attributes: the list is made with the first one.
+    let raws: Array<{ qname: string; value: string; spaced: boolean }> | undefined;
     let selfClosing = false;
     for (;;) {
       const afterSpace = skipSpace(text, pos);
@@ -231,8 +236,8 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       const rawValue = text.slice(open + 1, close);
       const value = plain ? rawValue : normaliseAttribute(rawValue);
       if (value === undefined) return undefined;
-      for (const a of raws) if (a.qname === attributeName) return undefined;
-      raws.push({ qname: attributeName, value, spaced });
+      if (raws) for (const a of raws) if (a.qname === attributeName) return undefined;
+      (raws ??= []).push({ qname: attributeName, value, spaced });
       pos = close + 1;
     }
 
@@ -240,7 +245,7 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
     if (count > limits.maxElements || stack.length >= limits.maxDepth) return undefined;
 
     let bindings: Array<readonly [string, string]> | undefined;
-    for (const a of raws) {
+    if (raws) for (const a of raws) {
       if (a.qname === 'xmlns' || a.qname.startsWith('xmlns:')) {
         const prefix = a.qname === 'xmlns' ? '' : a.qname.slice(6);
         // Binding xml/xmlns or un-declaring a prefix: rare and subtle, leave it to saxes.
@@ -255,17 +260,21 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
     const colon = qname.indexOf(':');
     const elementUri = namespaceOf(colon < 0 ? '' : qname.slice(0, colon), bindings, stack);
     if (elementUri === undefined && colon >= 0) return undefined;
-    const attributes: Array<{ uri: string; local: string; value: string }> = [];
-    for (const a of raws) {
-      if (a.qname === 'xmlns') {
-        attributes.push({ uri: XMLNS_NS, local: 'xmlns', value: a.value });
-        continue;
+    let attributes = NO_ATTRIBUTES;
+    if (raws) {
+      const list: Array<{ uri: string; local: string; value: string }> = [];
+      for (const a of raws) {
+        if (a.qname === 'xmlns') {
+          list.push({ uri: XMLNS_NS, local: 'xmlns', value: a.value });
+          continue;
+        }
+        const resolved = a.qname.startsWith('xmlns:') ? { uri: XMLNS_NS, local: a.qname.slice(6) } : resolveName(a.qname, false, bindings, stack);
+        if (!resolved) return undefined;
+        // Two attributes with the same expanded name are an error for saxes; let it say so.
+        for (const x of list) if (x.uri === resolved.uri && x.local === resolved.local) return undefined;
+        list.push({ uri: resolved.uri, local: resolved.local, value: a.value });
       }
-      const resolved = a.qname.startsWith('xmlns:') ? { uri: XMLNS_NS, local: a.qname.slice(6) } : resolveName(a.qname, false, bindings, stack);
-      if (!resolved) return undefined;
-      // Two attributes with the same expanded name are an error for saxes; let it say so.
-      for (const x of attributes) if (x.uri === resolved.uri && x.local === resolved.local) return undefined;
-      attributes.push({ uri: resolved.uri, local: resolved.local, value: a.value });
+      attributes = list;
     }
 
     const element: XmlElement = { uri: elementUri ?? '', local: colon < 0 ? qname : qname.slice(colon + 1), attributes, children: [], text: '' };
