@@ -414,6 +414,11 @@ export interface RoundsResult {
   readonly runs: ReadonlyArray<{ readonly target: Target; readonly run: LoadRun }>;
   /** The fastest run of a target, labelled with the target's label. */
   best(target: Target): LoadRun;
+  /**
+   * Throughput of `a` over `b` in each round, where the two ran back to back: on a machine whose
+   * speed drifts, the spread of these says how far the best-of ratio can be trusted.
+   */
+  roundRatios(a: Target, b: Target): number[];
 }
 
 /**
@@ -452,7 +457,20 @@ export async function measureRounds(targets: readonly Target[], checks: Checks, 
         .reduce((a, b) => (b.rps > a.rps ? b : a)),
       label: target.label,
     }),
+    roundRatios: (a, b) => {
+      const of = (target: Target): LoadRun[] => runs.filter((r) => r.target === target).map((r) => r.run);
+      const theirs = of(b);
+      return of(a).map((run, i) => run.rps / (theirs[i]?.rps ?? Number.NaN));
+    },
   };
+}
+
+/** `name = r1, r2, ... per round (median m)`, for the lines under a benchmark's ratios. */
+export function roundRatiosLine(name: string, ratios: readonly number[]): string {
+  const sorted = [...ratios].sort((x, y) => x - y);
+  const middle = sorted.length / 2;
+  const median = sorted.length % 2 === 1 ? (sorted[Math.floor(middle)] ?? Number.NaN) : ((sorted[middle - 1] ?? Number.NaN) + (sorted[middle] ?? Number.NaN)) / 2;
+  return `${name} = ${ratios.map((r) => r.toFixed(2)).join(', ')} round by round (median ${median.toFixed(2)})`;
 }
 
 /**

@@ -21,6 +21,7 @@ import {
   makeTempDir,
   positiveInt,
   prepareStore,
+  roundRatiosLine,
   runBench,
   startBareRoute,
   startService,
@@ -102,6 +103,7 @@ async function main(): Promise<number> {
   console.log(`\nbest of ${rounds} round(s)`);
   console.log(table([bareBest, lookupBest]));
   console.log(`\nlookup / bare = ${ratio.toFixed(2)} (${lookupBest.rps.toFixed(0)} / ${bareBest.rps.toFixed(0)} req/s): ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'} (target >= ${TARGET_RATIO})`);
+  console.log(roundRatiosLine('lookup / bare', measured.roundRatios(lookupTarget, bareTarget)));
   const bareCost = bareBest.serverUsPerRequest;
   const lookupCost = lookupBest.serverUsPerRequest;
   if (bareCost !== undefined && lookupCost !== undefined) {

@@ -30,6 +30,7 @@ import {
   makeTempDir,
   positiveInt,
   prepareStore,
+  roundRatiosLine,
   runBench,
   startBareRoute,
   startServer,
@@ -271,6 +272,8 @@ async function main(): Promise<number> {
   console.log('');
   console.log(ratioLine('ours / bare     ', oursBest, bareBest, TARGET_BARE_RATIO, '>='));
   console.log(ratioLine('ours / node-soap', oursBest, nodeSoapBest, TARGET_NODE_SOAP_RATIO, '>='));
+  console.log(roundRatiosLine('ours / bare     ', measured.roundRatios(oursTarget, bareTarget)));
+  console.log(roundRatiosLine('ours / node-soap', measured.roundRatios(oursTarget, nodeSoapTarget)));
   const costs = [bareBest, oursBest, nodeSoapBest].map((r) => r.serverUsPerRequest);
   const [bareCost, oursCost, nodeSoapCost] = costs;
   if (bareCost !== undefined && oursCost !== undefined && nodeSoapCost !== undefined) {
