@@ -97,6 +97,16 @@ function qnameEnd(text: string, pos: number): number {
   return nameEnd(text, end + 1);
 }
 
+/**
+ * True when text[start, end) is `name`. Compared in place, character by character: no string is
+ * cut out of the text per end tag, and for names this short a loop beats String.startsWith.
+ */
+function nameAt(text: string, start: number, end: number, name: string): boolean {
+  if (end - start !== name.length) return false;
+  for (let i = 0; i < name.length; i++) if (text.charCodeAt(start + i) !== name.charCodeAt(i)) return false;
+  return true;
+}
+
 function skipSpace(text: string, pos: number): number {
   let at = pos;
   while (at < text.length && isSpace(text.charCodeAt(at))) at += 1;
@@ -178,8 +188,7 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       const end = qnameEnd(text, pos + 2);
       if (end < 0) return undefined;
       const frame = stack.pop();
-      // Compared in place: no string is cut out of the text per end tag.
-      if (!frame || end - (pos + 2) !== frame.qname.length || !text.startsWith(frame.qname, pos + 2)) return undefined;
+      if (!frame || !nameAt(text, pos + 2, end, frame.qname)) return undefined;
       const close = skipSpace(text, end);
       if (text.charCodeAt(close) !== 0x3e /* > */) return undefined;
       pos = close + 1;
