@@ -9,7 +9,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,34 @@ export interface Server {
 }
 
 const servers: Server[] = [];
+
+/** The CPU every server is started on (pinCores), or undefined to let the scheduler place them. */
+let serverCpu: number | undefined;
+
+/**
+ * With BENCH_PIN=true: puts this process (the load generator) on CPU 0 and every server started
+ * afterwards on CPU 1, with `taskset`, so the scheduler does not move a server and autocannon
+ * between the cores of a 2-core machine mid-run. Returns a line saying what was done.
+ *
+ * Off by default: on the development machine it made no difference that outlasted the machine's
+ * own drift (bench:soap, ours / node-soap per round: pinned 2.08-3.21 and 2.59-3.19 over two runs,
+ * unpinned 2.70-2.87 in the run between them), and confining a server's GC and libuv threads to the
+ * core of its event loop may weigh on one server more than another. Every server of a bench gets
+ * the same core, one at a time. Not for benches that run several server processes at once
+ * (bench:scale).
+ */
+export function pinCores(): string {
+  if (process.env.BENCH_PIN?.trim() !== 'true') return 'cores: placed by the scheduler (BENCH_PIN=true pins the load generator and the servers to a core each)';
+  if (cpus().length < 2) return 'cores: not pinned (one CPU)';
+  try {
+    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return 'cores: not pinned (taskset failed or is missing; it is in util-linux)';
+  }
+  serverCpu = 1;
+  return 'cores: the load generator on CPU 0, each server on CPU 1 (BENCH_PIN=true)';
+}
+
 const tempDirs: string[] = [];
 
 export function running(server: Server): boolean {
@@ -74,7 +102,10 @@ export function running(server: Server): boolean {
  * and measure is the server itself. `port` only builds baseUrl; the script reads its own from env.
  */
 export function startServer(name: string, script: string, port: number, env: Record<string, string>, nodeArgs: readonly string[] = []): Server {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
+  // taskset execs node, so the pid is the server's own either way.
+  const command = [process.execPath, ...nodeArgs, '--import', 'tsx', script];
+  const [file, ...args] = serverCpu === undefined ? command : ['taskset', '-c', String(serverCpu), ...command];
+  const child = spawn(file ?? process.execPath, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,7 +8,8 @@
  * (src/main.ts), as `npm start` runs it.
  *
  * Environment: BENCH_CONNECTIONS (32), BENCH_DURATION (10 s per measured run), BENCH_WARMUP (2 s),
- * BENCH_ROUNDS (2). Exit code 0 whatever the throughput ratio (it is a benchmark); 1 when a server
+ * BENCH_ROUNDS (2), BENCH_PIN (true: a core each for the load generator and the servers, see
+ * pinCores). Exit code 0 whatever the throughput ratio (it is a benchmark); 1 when a server
  * fails to start or a correctness check fails (non-2xx answers, wrong body, credits not debited
  * exactly once per answered lookup).
  */
@@ -19,6 +20,7 @@ import { DEMO_EXAMPLE_PATH } from '../src/bootstrap/seed.js';
 import {
   Checks,
   makeTempDir,
+  pinCores,
   positiveInt,
   prepareStore,
   roundRatiosLine,
@@ -46,6 +48,7 @@ async function main(): Promise<number> {
 
   console.log(`json lookup benchmark: GET ${LOOKUP_PATH}`);
   console.log(`  node ${process.version}, ${cpus().length} CPUs; ${connections} connections, ${duration} s per run, ${warmup} s warm-up, ${rounds} round(s)`);
+  console.log(`  ${pinCores()}`);
   console.log('  request logging at info level is off for both servers (LOG_LEVEL=warn): at info Fastify writes');
   console.log('  two log lines per request to stdout, the same cost for any route, which would measure the logger');
   console.log('  and the pipe to this process rather than the lookup.');

@@ -11,7 +11,8 @@
  * project's own code, then served by the real entry point (src/main.ts), as `npm start` runs it.
  *
  * Environment: BENCH_CONNECTIONS (32), BENCH_DURATION (10 s per measured run), BENCH_WARMUP (2 s),
- * BENCH_ROUNDS (2), BENCH_CPU_PROF (a directory: run the service with `node --cpu-prof` and leave
+ * BENCH_ROUNDS (2), BENCH_PIN (true: a core each for the load generator and the servers, see
+ * pinCores), BENCH_CPU_PROF (a directory: run the service with `node --cpu-prof` and leave
  * its .cpuprofile there). Exit code 0 whatever the throughput ratios (it is a benchmark); 1 when a
  * server fails to start or a correctness check fails (non-2xx answers, wrong bodies, credits not
  * debited exactly once per answered lookup).
@@ -28,6 +29,7 @@ import {
   freePort,
   HOST,
   makeTempDir,
+  pinCores,
   positiveInt,
   prepareStore,
   roundRatiosLine,
@@ -144,6 +146,7 @@ async function main(): Promise<number> {
 
   console.log(`soap lookup benchmark: POST ${SOAP_PATH} SOAP 1.1 ${OPERATION} ${PLATE.RegistrationNumber}/${PLATE.State}`);
   console.log(`  node ${process.version}, ${cpus().length} CPUs; ${connections} connections, ${duration} s per run, ${warmup} s warm-up, ${rounds} round(s)`);
+  console.log(`  ${pinCores()}`);
   console.log('  request logging is off for every server (the service at LOG_LEVEL=warn, the bare route likewise,');
   console.log('  node-soap without a log function): per-request log lines would measure the logger, not SOAP.');
 
