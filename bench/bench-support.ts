@@ -64,31 +64,47 @@ export interface Server {
 
 const servers: Server[] = [];
 
+/** The CPUs this process may run on, from /proc (Linux); every online CPU elsewhere. */
+function allowedCpus(): number[] {
+  try {
+    const list = /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? '';
+    return list.split(',').flatMap((part) => {
+      const [from, to = from] = part.trim().split('-').map(Number);
+      if (from === undefined || to === undefined || !Number.isInteger(from) || !Number.isInteger(to)) return [];
+      return Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    });
+  } catch {
+    return cpus().map((_, i) => i);
+  }
+}
+
 /** The CPU every server is started on (pinCores), or undefined to let the scheduler place them. */
 let serverCpu: number | undefined;
 
 /**
- * With BENCH_PIN=true: puts this process (the load generator) on CPU 0 and every server started
- * afterwards on CPU 1, with `taskset`, so the scheduler does not move a server and autocannon
+ * With BENCH_PIN=true: puts this process (the load generator) on the first CPU it may use and every
+ * server started afterwards on the second, with `taskset`, so the scheduler does not move a server and autocannon
  * between the cores of a 2-core machine mid-run. Returns a line saying what was done.
  *
  * Off by default: on the development machine it made no difference that outlasted the machine's
  * own drift (bench:soap, ours / node-soap per round: pinned 2.08-3.21 and 2.59-3.19 over two runs,
  * unpinned 2.70-2.87 in the run between them), and confining a server's GC and libuv threads to the
- * core of its event loop may weigh on one server more than another. Every server of a bench gets
- * the same core, one at a time. Not for benches that run several server processes at once
+ * core of its event loop may weigh on one server more than another. Every server of a bench is
+ * started on the same CPU; only one is under load at a time. Not for benches that run several server processes at once
  * (bench:scale).
  */
 export function pinCores(): string {
   if (process.env.BENCH_PIN?.trim() !== 'true') return 'cores: placed by the scheduler (BENCH_PIN=true pins the load generator and the servers to a core each)';
-  if (cpus().length < 2) return 'cores: not pinned (one CPU)';
+  // The CPUs this process may use (a container's cpuset need not start at 0 or be contiguous).
+  const [client, server] = allowedCpus();
+  if (client === undefined || server === undefined) return 'cores: not pinned (fewer than two CPUs allowed)';
   try {
-    execFileSync('taskset', ['-a', '-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
+    execFileSync('taskset', ['-a', '-p', '-c', String(client), String(process.pid)], { stdio: 'ignore' });
   } catch {
     return 'cores: not pinned (taskset failed or is missing; it is in util-linux)';
   }
-  serverCpu = 1;
-  return 'cores: the load generator on CPU 0, each server on CPU 1 (BENCH_PIN=true)';
+  serverCpu = server;
+  return `cores: the load generator on CPU ${client}, each server on CPU ${server} (BENCH_PIN=true)`;
 }
 
 const tempDirs: string[] = [];
@@ -446,8 +462,9 @@ export interface RoundsResult {
   /** The fastest run of a target, labelled with the target's label. */
   best(target: Target): LoadRun;
   /**
-   * Throughput of `a` over `b` in each round, where the two ran back to back: on a machine whose
-   * speed drifts, the spread of these says how far the best-of ratio can be trusted.
+   * Throughput of `a` over `b` in each round (a round loads every target once, in turn, so the two
+   * ran close together): on a machine whose speed drifts, the spread of these says how far the
+   * best-of ratio can be trusted.
    */
   roundRatios(a: Target, b: Target): number[];
 }

@@ -22,12 +22,13 @@ export class RequestLogger implements FastifyBaseLogger {
 
   constructor(
     private readonly parent: LevelAwareLogger,
-    private readonly bindings: Bindings,
+    // Not named `bindings`: that is pino's method on a logger, and a field would hide it.
+    private readonly childBindings: Bindings,
   ) {}
 
   /** The pino child, made on first use. */
   private child_(): FastifyBaseLogger {
-    this.made ??= this.parent.child(this.bindings);
+    this.made ??= this.parent.child(this.childBindings);
     return this.made;
   }
 
@@ -36,6 +37,12 @@ export class RequestLogger implements FastifyBaseLogger {
     if (this.made === undefined && !this.parent.isLevelEnabled(level)) return;
     const child = this.child_();
     Reflect.apply(child[level], child, args);
+  }
+
+  /** Whether a line at `level` would be written, as pino's `isLevelEnabled` says. */
+  isLevelEnabled(level: string): boolean {
+    const made = this.made;
+    return made !== undefined && isLevelAware(made) ? made.isLevelEnabled(level) : this.parent.isLevelEnabled(level);
   }
 
   get level(): string {

@@ -8,4 +8,5 @@ export interface Clock {
   millis?(): number;
 }
 
-export const systemClock: Clock = { now: () => new Date(), millis: Date.now };
+// `millis` calls Date.now when asked rather than keeping it: fake timers replace Date.now later.
+export const systemClock: Clock = { now: () => new Date(), millis: () => Date.now() };

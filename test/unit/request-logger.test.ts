@@ -24,6 +24,12 @@ function capture(level: string): { logger: pino.Logger; lines: () => Array<Recor
   };
 }
 
+/** The factory's answer as a RequestLogger; fails the test when it is not one. */
+function lazy(log: unknown): RequestLogger {
+  if (!(log instanceof RequestLogger)) throw new Error('the factory did not return a RequestLogger');
+  return log;
+}
+
 describe('RequestLogger (request.log)', () => {
   it('makes no pino child while nothing is written at an enabled level', () => {
     const { logger, lines } = capture('warn');
@@ -36,6 +42,8 @@ describe('RequestLogger (request.log)', () => {
     expect(child).not.toHaveBeenCalled();
     expect(lines()).toEqual([]);
     expect(log.level).toBe('warn');
+    expect(lazy(log).isLevelEnabled('info')).toBe(false);
+    expect(lazy(log).isLevelEnabled('warn')).toBe(true);
   });
 
   it('writes the lines of enabled levels through one child carrying the request id, redaction included', () => {
@@ -61,6 +69,7 @@ describe('RequestLogger (request.log)', () => {
     const { logger, lines } = capture('warn');
     const log = requestLoggerFactory(logger, { reqId: 'r-3' }, {});
     log.level = 'debug';
+    expect(lazy(log).isLevelEnabled('debug')).toBe(true);
     log.debug('now written');
     expect(log.level).toBe('debug');
     expect(logger.level).toBe('warn');
