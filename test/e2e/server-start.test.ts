@@ -47,6 +47,20 @@ async function start(env: Record<string, string>): Promise<{ child: ChildProcess
   throw new Error(`server did not become ready: ${text}`);
 }
 
+/** The banner's curl example: the demo key and the URL it calls. */
+const EXAMPLE = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/;
+
+/**
+ * The demo key and example URL of the banner, once it is in the output: it is printed once the
+ * service listens, and its bytes may reach this process after /readyz answered.
+ */
+async function demoExample(output: () => string): Promise<{ apiKey: string; url: string; authorization: string }> {
+  for (let i = 0; i < 100 && !EXAMPLE.test(output()); i += 1) await new Promise((r) => setTimeout(r, 50));
+  const [, apiKey, url] = EXAMPLE.exec(output()) ?? [];
+  if (apiKey === undefined || url === undefined) throw new Error(`no demo key in the output:\n${output()}`);
+  return { apiKey, url, authorization: `Basic ${Buffer.from(`demo:${apiKey}`).toString('base64')}` };
+}
+
 afterEach(() => {
   for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
 });
@@ -56,18 +70,15 @@ describe('starting the service', () => {
     const dir = tempDir();
     try {
       const first = await start({ DATA_DIR: dir.path });
-      // The banner is printed once the service listens; its bytes may reach this process after /readyz answered.
-      for (let i = 0; i < 100 && !first.output().includes('curl -u'); i += 1) await new Promise((r) => setTimeout(r, 50));
+      const example = await demoExample(first.output);
       const output = first.output();
       expect(output).toMatch(/SAMPLE records/);
-      const key = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(output);
-      expect(key?.[2]).toBe(`${first.base}${DEMO_EXAMPLE_PATH}`);
-      const auth = `Basic ${Buffer.from(`demo:${key?.[1] ?? ''}`).toString('base64')}`;
-      const res = await fetch(key?.[2] ?? '', { headers: { authorization: auth } });
+      expect(example.url).toBe(`${first.base}${DEMO_EXAMPLE_PATH}`);
+      const res = await fetch(example.url, { headers: { authorization: example.authorization } });
       expect(res.status).toBe(200);
       expect(await (await fetch(`${first.base}/ajax/getcredits.aspx?username=demo`)).text()).toBe('99');
       // Logs never carry the key.
-      expect(output.split(key?.[1] ?? '').length - 1).toBe(2);
+      expect(output.split(example.apiKey).length - 1).toBe(2);
 
       first.child.kill('SIGTERM');
       const [code] = (await once(first.child, 'exit')) as [number | null];
@@ -88,11 +99,8 @@ describe('starting the service', () => {
     const dir = tempDir();
     try {
       const server = await start({ DATA_DIR: dir.path });
-      for (let i = 0; i < 100 && !server.output().includes('curl -u'); i += 1) await new Promise((r) => setTimeout(r, 50));
-      const key = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(server.output());
-      const res = await fetch(key?.[2] ?? '', {
-        headers: { authorization: `Basic ${Buffer.from(`demo:${key?.[1] ?? ''}`).toString('base64')}`, 'x-request-id': 'log-test-1' },
-      });
+      const example = await demoExample(server.output);
+      const res = await fetch(example.url, { headers: { authorization: example.authorization, 'x-request-id': 'log-test-1' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-request-id')).toBe('log-test-1');
       const lines = (): Array<Record<string, unknown>> =>
@@ -137,7 +145,7 @@ describe('starting the service', () => {
         let text = '';
         child.stdout.on('data', (d: Buffer) => {
           text += d.toString();
-          const match = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/.exec(text);
+          const match = EXAMPLE.exec(text);
           if (match) resolve(match);
         });
         child.once('exit', () => {
