@@ -120,6 +120,31 @@ interface Frame {
   readonly element: XmlElement;
   readonly qname: string;
   readonly bindings: Bindings | undefined;
+  /** Runs of character data read directly inside the element so far. */
+  textRuns: number;
+  /** Where the last run starts and ends in the text, and whether it needed no decoding. */
+  textStart: number;
+  textEnd: number;
+  textPlain: boolean;
+}
+
+/**
+ * A leaf element (no element children) whose content is one run of plain character data, or
+ * nothing: where that content lies in the text. `start === end` for an empty leaf.
+ */
+export interface LeafText {
+  readonly element: XmlElement;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** What a successful read saw besides the tree (document-shapes.ts learns a shape from it). */
+export interface ReadDetails {
+  /** Leaves with plain or empty content, in document order. */
+  readonly leaves: LeafText[];
+  /** Elements read, and the deepest nesting (1 for a lone root). */
+  elements: number;
+  depth: number;
 }
 
 /**
@@ -152,7 +177,7 @@ function resolveName(name: string, isElement: boolean, own: Bindings | undefined
  * A character scanner rather than regular expressions per token: this runs on every SOAP, GET
  * and POST request, and the regular-expression version was a tenth of a SOAP lookup's CPU.
  */
-export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undefined {
+export function fastReadXml(text: string, limits: XmlLimits, details?: ReadDetails): XmlElement | undefined {
   let pos = 0;
   DECLARATION.lastIndex = 0;
   if (DECLARATION.test(text)) pos = DECLARATION.lastIndex;
@@ -172,15 +197,20 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
         if (c < 0x20 || c >= 0xd800 || c === 0x26 /* & */ || c === 0x5d /* ] */) plain = false;
       }
       const raw = text.slice(pos, end);
-      pos = end;
       const parent = stack[stack.length - 1];
       if (!parent) {
         if (!WHITESPACE.test(raw)) return undefined;
+        pos = end;
         continue;
       }
       const decoded = plain ? raw : decodeText(raw);
       if (decoded === undefined) return undefined;
       parent.element.text += decoded;
+      parent.textRuns += 1;
+      parent.textStart = pos;
+      parent.textEnd = end;
+      parent.textPlain = plain;
+      pos = end;
       continue;
     }
     const next = text.charCodeAt(pos + 1);
@@ -191,6 +221,10 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
       if (!frame || !nameAt(text, pos + 2, end, frame.qname)) return undefined;
       const close = skipSpace(text, end);
       if (text.charCodeAt(close) !== 0x3e /* > */) return undefined;
+      if (details && frame.element.children.length === 0) {
+        if (frame.textRuns === 0) details.leaves.push({ element: frame.element, start: pos, end: pos });
+        else if (frame.textRuns === 1 && frame.textPlain) details.leaves.push({ element: frame.element, start: frame.textStart, end: frame.textEnd });
+      }
       pos = close + 1;
       continue;
     }
@@ -290,8 +324,10 @@ export function fastReadXml(text: string, limits: XmlLimits): XmlElement | undef
     const parent = stack[stack.length - 1];
     if (parent) parent.element.children.push(element);
     else root = element;
-    if (!selfClosing) stack.push({ element, qname, bindings });
+    if (details && stack.length + 1 > details.depth) details.depth = stack.length + 1;
+    if (!selfClosing) stack.push({ element, qname, bindings, textRuns: 0, textStart: 0, textEnd: 0, textPlain: true });
   }
   if (stack.length > 0 || !root) return undefined;
+  if (details) details.elements = count;
   return root;
 }

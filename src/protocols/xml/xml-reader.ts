@@ -1,5 +1,6 @@
 import { SaxesParser, type SaxesTagNS } from 'saxes';
-import { fastReadXml } from './fast-xml-reader.js';
+import { DocumentShapes } from './document-shapes.js';
+import { fastReadXml, type ReadDetails } from './fast-xml-reader.js';
 
 /** One element of a parsed request document. Attributes and children are plain arrays: no maps
  * keyed by client-chosen names, so no prototype can be polluted by `__proto__` elements. */
@@ -26,13 +27,25 @@ export class XmlReadError extends Error {
   override readonly name = 'XmlReadError';
 }
 
+/** The shapes of the documents this process has read (document-shapes.ts). */
+const shapes = new DocumentShapes();
+
 /**
  * Parses untrusted XML into a tree, namespace-aware. Refuses any DOCTYPE (so no DTD, no external
  * or internal entities: only the five XML entities and numeric references are decoded), processing
  * instructions other than the declaration, excessive depth or size.
+ *
+ * A document of a shape read before is built from that shape (document-shapes.ts); any other the
+ * fast reader reads when it can, and saxes otherwise. All three build the same tree.
  */
 export function readXml(text: string, limits: XmlLimits = DEFAULT_XML_LIMITS): XmlElement {
-  return fastReadXml(text, limits) ?? readXmlWithSaxes(text, limits);
+  const known = shapes.read(text, limits);
+  if (known) return known;
+  const details: ReadDetails = { leaves: [], elements: 0, depth: 0 };
+  const fast = fastReadXml(text, limits, details);
+  if (!fast) return readXmlWithSaxes(text, limits);
+  shapes.learn(text, fast, details);
+  return fast;
 }
 
 /** The full parser: saxes, strict and namespace-aware. It decides every document the fast path defers. */
