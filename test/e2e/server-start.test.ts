@@ -4,22 +4,13 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_EXAMPLE_PATH } from '../../src/bootstrap/seed.js';
+import { freePort } from '../helpers/ports.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const children: ChildProcess[] = [];
 // Vitest exports Vite's BASE_URL ("/") into process.env; the service would read it as its own.
 const { BASE_URL: _viteBase, DATABASE_URL: _db, ...inherited } = process.env;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Starts the service as `npm start` does (tsx src/main.ts) and collects its output. */
 async function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; base: string }> {

@@ -5,9 +5,7 @@
  * own on each, and what the store holds afterwards.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -17,6 +15,9 @@ import { createServices, type Services } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
+import { freePort } from '../helpers/ports.js';
+
+export { freePort };
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // Vitest exports Vite's BASE_URL ("/") into process.env; the service would read it as its own.
@@ -122,15 +123,6 @@ export interface ServerProcess {
 
 const started: ServerProcess[] = [];
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const address = server.address();
-  server.close();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** Spawns `node --import tsx src/main.ts`; resolves once the process is running. */
 export function spawnServer(env: Readonly<Record<string, string>>, port: number): ServerProcess {
