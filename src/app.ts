@@ -113,13 +113,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     env: config.env,
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
-    sqliteDebitWorker: config.sqliteDebitWorker,
     rateLimitDefaults: config.rateLimitDefaults,
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
-  // The debit worker is up before the first request; pending debits are answered before the
-  // store closes.
-  await services.start();
   app.addHook('onClose', async () => services.close());
 
   let draining = false;

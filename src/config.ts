@@ -16,8 +16,6 @@ export interface Config {
   readonly dbPoolSize: number;
   /** Server processes sharing the port (node:cluster); 1 = a single process. */
   readonly workers: number;
-  /** Write debits on a worker thread when the store is an SQLite file. */
-  readonly sqliteDebitWorker: boolean;
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
   readonly baseUrl: string | undefined;
   readonly logLevel: string;
@@ -150,7 +148,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: nonEmpty(env, 'DATABASE_URL'),
     dbPoolSize,
-    sqliteDebitWorker: bool(env, 'SQLITE_DEBIT_WORKER', false),
     workers,
     baseUrl,
     logLevel,

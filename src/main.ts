@@ -51,8 +51,8 @@ async function main(): Promise<void> {
   }
   try {
     // The workers open the store themselves; the primary keeps no connection to it. The interval
-    // keeps this process alive until close() settles: closing waits for the debit worker thread,
-    // which is unref()'d, and with nothing else pending Node would exit (code 0) before it ends.
+    // keeps this process alive until close() settles, whatever closing waits on: with nothing else
+    // pending, Node would exit (code 0) before it ends.
     const alive = setInterval(() => undefined, 1000);
     try {
       await built.app.close();

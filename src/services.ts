@@ -5,8 +5,7 @@ import { AccountService } from './accounts/account.service.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
-import { WorkerDebitWriter } from './credits/debit-worker/worker-debit-writer.js';
-import { InlineDebitWriter, type DebitWriter } from './credits/debit-writer.js';
+import { DebitWriter } from './credits/debit-writer.js';
 import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
@@ -30,8 +29,6 @@ export interface ServiceOptions {
   readonly env?: Readonly<NodeJS.ProcessEnv>;
   readonly requireApiKeyEverywhere: boolean;
   readonly observer?: LookupObserver;
-  /** Write SQLite debits on a worker thread (`SQLITE_DEBIT_WORKER=true`; default false). */
-  readonly sqliteDebitWorker?: boolean;
   /** Account changes shared between instances (Redis); without it, each process sees its own. */
   readonly accountChanges?: AccountChangeFeed;
   /** Where rate-limit counts live (Redis); default: this process. */
@@ -53,9 +50,7 @@ export interface Services {
   readonly importer: JsonlImporter;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
   readonly sharedCache: SharedCache | undefined;
-  /** Starts what must run before the first request (the debit worker). */
-  start(): Promise<void>;
-  /** Stops what the services started (the debit worker); the storage is closed by its owner. */
+  /** Stops what the services started (the offline VIN database); the storage is closed by its owner. */
   close(): Promise<void>;
 }
 
@@ -67,7 +62,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const records = new RecordRepository(db);
   // One read of the change counter per lookup, shared by the caches (LookupPipeline refreshes it).
   const changes = new ChangeSnapshot(storage.changeCounter);
-  const snapshotStorage = { engine: storage.engine, changeCounter: changes.current };
+  const snapshotStorage = { changeSignal: storage.changeSignal, changeCounter: changes.current };
   const accountCache = new AccountCache(accountRepository, accountCacheCounter(snapshotStorage, options.accountChanges));
   options.accountChanges?.onChange((username) => {
     if (username === ALL_ACCOUNTS) accountCache.clear();
@@ -87,19 +82,10 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     vin,
     ...upstreamRegistrations({ db, clock: options.clock, env, observer: options.observer, sharedCache: options.sharedCache, vinOffline: vin.provider }),
   ];
-  // Debits are written in this thread by default. On an SQLite file they can be written by a
-  // worker thread with its own connection (SQLITE_DEBIT_WORKER=true); measured, that costs more
-  // than it saves: its commits change data_version on the main connection, which empties the
-  // in-process caches every turn, and even with the caches kept (an experiment) the hand-off to the
-  // thread made JSON lookups about a fifth slower on 2 cores than writing them here.
-  const debitWriter: DebitWriter =
-    storage.sqliteFile !== undefined && options.sqliteDebitWorker === true
-      ? new WorkerDebitWriter(storage.sqliteFile)
-      : new InlineDebitWriter(storage, ledger);
   const pipeline = new LookupPipeline({
     catalogue,
     accounts: accountCache,
-    debits: new DebitBatcher(debitWriter),
+    debits: new DebitBatcher(new DebitWriter(storage, ledger)),
     testPlates,
     providersFor: providerChains(local, registrations),
     clock: options.clock,
@@ -115,16 +101,15 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     catalogue,
     records,
     testPlates,
-    accounts: new AccountService(db, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
+    accounts: new AccountService(storage, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
     pipeline,
-    importer: new JsonlImporter(new RecordValidator(catalogue), records, db, options.clock, () => {
+    importer: new JsonlImporter(new RecordValidator(catalogue), records, storage, options.clock, () => {
       recordCache.clear();
     }),
     sharedCache: options.sharedCache,
-    start: () => debitWriter.start(),
-    close: async () => {
-      await debitWriter.close();
+    close: () => {
       (vin.provider as { close?: () => void }).close?.();
+      return Promise.resolve();
     },
   };
 }

@@ -36,16 +36,16 @@ export const LIVE_FEED_MAX_AGE_MS = 30_000;
 /**
  * The freshness counter of the account cache (AccountCache drops everything when it changes).
  *
- * SQLite's data_version already changes the moment another connection or process commits, so it
- * stays the signal there; the feed only adds prompt per-account drops. PostgreSQL's counter is a
- * one-second clock bucket (no cheap change signal exists), so while the feed is live it is replaced
- * by the feed's generation plus a LIVE_FEED_MAX_AGE_MS bucket counted from when the subscription
+ * A storage counter that moves on every commit (SQLite's data_version) already changes the moment
+ * another connection or process commits, so it stays the signal there; the feed only adds prompt
+ * per-account drops. A clock-bucket counter (PostgreSQL: no cheap change signal exists) is, while
+ * the feed is live, replaced by the feed's generation plus a LIVE_FEED_MAX_AGE_MS bucket counted from when the subscription
  * started; when the feed is down, the one-second bucket is back.
  *
  * Live values are negative so they never equal a storage counter value.
  */
-export function accountCacheCounter(storage: Pick<Storage, 'engine' | 'changeCounter'>, feed: AccountChangeFeed | undefined): () => number {
-  if (feed === undefined || storage.engine === 'sqlite') return storage.changeCounter;
+export function accountCacheCounter(storage: Pick<Storage, 'changeSignal' | 'changeCounter'>, feed: AccountChangeFeed | undefined): () => number {
+  if (feed === undefined || storage.changeSignal === 'every-commit') return storage.changeCounter;
   let generation = -1;
   let since = 0;
   return () => {

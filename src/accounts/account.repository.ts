@@ -17,8 +17,8 @@ export class AccountRepository {
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
-  async insert(trx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {
-    const row = await trx
+  async insert(tx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {
+    const row = await tx.db
       .insertInto('accounts')
       .values({ username: input.username, api_key_hash: input.apiKeyHash, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
       .returningAll()

@@ -1,6 +1,6 @@
 import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledger.repository.js';
 import type { Clock } from '../shared/clock.js';
-import { inTransaction, type Db } from '../storage/database.js';
+import type { Storage } from '../storage/create-database.js';
 import type { Account, AccountRateLimits } from './account.js';
 import { USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
@@ -25,7 +25,7 @@ export const MAX_TOP_UP = 1_000_000_000;
 /** Account and credit administration, shared by the CLI, start-up seeding and tests. */
 export class AccountService {
   constructor(
-    private readonly db: Db,
+    private readonly storage: Pick<Storage, 'transaction'>,
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
@@ -46,9 +46,9 @@ export class AccountService {
     if (await this.accounts.findByUsername(username)) throw new AccountError('ALREADY_EXISTS', `account ${username} already exists`);
     const apiKey = generateApiKey(this.random);
     const now = this.clock.now().toISOString();
-    const account = await inTransaction(this.db, async (trx) => {
-      const created = await this.accounts.insert(trx, { username, apiKeyHash: hashApiKey(apiKey), createdAt: now });
-      if (credits > 0) await this.ledger.topUp(trx, created.id, credits, now, 'initial credits');
+    const account = await this.storage.transaction(async (tx) => {
+      const created = await this.accounts.insert(tx, { username, apiKeyHash: hashApiKey(apiKey), createdAt: now });
+      if (credits > 0) await this.ledger.topUp(tx, created.id, credits, now, 'initial credits');
       return { ...created, credits };
     });
     return { account, apiKey };
@@ -90,7 +90,7 @@ export class AccountService {
   async addCredits(username: string, amount: number, note: string | null = null): Promise<number> {
     checkAmount(amount, false);
     const account = await this.show(username);
-    const balance = await inTransaction(this.db, (trx) => this.ledger.topUp(trx, account.id, amount, this.clock.now().toISOString(), note));
+    const balance = await this.storage.transaction((tx) => this.ledger.topUp(tx, account.id, amount, this.clock.now().toISOString(), note));
     await this.cache?.invalidate(username);
     return balance;
   }

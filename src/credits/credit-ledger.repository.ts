@@ -1,6 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import type { RunCompiled } from '../storage/create-database.js';
-import { inTransaction, type Db, type LedgerTable, type Tx } from '../storage/database.js';
+import type { Db, LedgerTable, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
@@ -100,17 +99,17 @@ export class CreditLedgerRepository {
    * Debits `cost` if the balance covers it. Returns the new balance, or undefined when the account
    * has too few credits (nothing is written then).
    */
-  async debit(run: RunCompiled, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
-    const { rows } = await this.conditionalDebit.run(run, accountId, cost);
+  async debit(tx: Tx, accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
+    const { rows } = await this.conditionalDebit.run(tx, accountId, cost);
     const updated = rows[0];
     if (!updated) return undefined;
-    await this.writeDebitRows(run, accountId, [{ cost, balanceAfter: updated.credits, details }]);
+    await this.writeDebitRows(tx, accountId, [{ cost, balanceAfter: updated.credits, details }]);
     return updated.credits;
   }
 
   /** Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement. */
   private async writeDebitRows(
-    run: RunCompiled,
+    tx: Tx,
     accountId: number,
     rows: ReadonlyArray<{ readonly cost: number; readonly balanceAfter: number; readonly details: DebitDetails }>,
   ): Promise<void> {
@@ -120,7 +119,7 @@ export class CreditLedgerRepository {
       for (const { cost, balanceAfter, details } of chunk) {
         args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
       }
-      await this.insertDebitRows(chunk.length).run(run, ...args);
+      await this.insertDebitRows(chunk.length).run(tx, ...args);
     }
   }
 
@@ -131,34 +130,34 @@ export class CreditLedgerRepository {
    * after it, or undefined for a debit the balance did not cover.
    */
   async debitMany(
-    run: RunCompiled,
+    tx: Tx,
     accountId: number,
     debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>,
   ): Promise<Array<number | undefined>> {
     const total = debits.reduce((sum, d) => sum + d.cost, 0);
-    const { rows } = await this.conditionalDebit.run(run, accountId, total);
+    const { rows } = await this.conditionalDebit.run(tx, accountId, total);
     const updated = rows[0];
     if (!updated) {
       if (debits.length === 1) return [undefined];
       const results: Array<number | undefined> = [];
-      for (const d of debits) results.push(await this.debit(run, accountId, d.cost, d.details));
+      for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
       return results;
     }
     let running = updated.credits + total;
     const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
-    await this.writeDebitRows(run, accountId, applied);
+    await this.writeDebitRows(tx, accountId, applied);
     return applied.map((r) => r.balanceAfter);
   }
 
   /** Adds credits; a top-up is a ledger row too. Returns the new balance. */
-  async topUp(trx: Tx, accountId: number, amount: number, createdAt: string, note: string | null): Promise<number> {
-    const updated = await trx
+  async topUp(tx: Tx, accountId: number, amount: number, createdAt: string, note: string | null): Promise<number> {
+    const updated = await tx.db
       .updateTable('accounts')
       .set((eb) => ({ credits: eb('credits', '+', amount) }))
       .where('id', '=', accountId)
       .returning('credits')
       .executeTakeFirstOrThrow();
-    await trx
+    await tx.db
       .insertInto('ledger')
       .values({
         account_id: accountId,
@@ -180,9 +179,5 @@ export class CreditLedgerRepository {
     if (since !== undefined) query = query.where('created_at', '>=', since);
     const rows = await query.orderBy('id').execute();
     return rows.map(toEntry);
-  }
-
-  transaction<T>(work: (trx: Tx) => Promise<T>): Promise<T> {
-    return inTransaction(this.db, work);
   }
 }

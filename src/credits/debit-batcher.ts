@@ -17,8 +17,6 @@ const MAX_BATCH = 512;
  * one transaction: each is still its own conditional update with its own ledger row, and each
  * caller is answered only after the COMMIT that made its debit durable. If the transaction fails,
  * none of its debits happened and every caller gets the error (and no data).
- *
- * The DebitWriter decides where the transaction runs (inline, or on the SQLite debit worker).
  */
 export class DebitBatcher {
   private queue: PendingDebit[] = [];
@@ -26,7 +24,7 @@ export class DebitBatcher {
   /** One batch is written at a time; debits arriving meanwhile form the next, larger batch. */
   private writing = false;
 
-  constructor(private readonly writer: DebitWriter) {}
+  constructor(private readonly writer: Pick<DebitWriter, 'write'>) {}
 
   /** The new balance, or undefined when the account had too few credits (nothing written). */
   debit(accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {

@@ -8,27 +8,20 @@ export interface DebitRequest {
 }
 
 /**
- * Writes a batch of debits in one transaction and returns each debit's balance after it, or
- * undefined where the balance did not cover it. All or nothing: if it throws, none happened.
- */
-export interface DebitWriter {
-  write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>>;
-  /** Gets ready before the first request (starts a worker); writing also starts it if needed. */
-  start(): Promise<void>;
-  close(): Promise<void>;
-}
-
-/**
- * The debit logic, on whatever connection `storage` is: accounts in ascending id (the lock order,
- * so batches on several instances cannot deadlock), each account's debits together and in arrival
+ * Writes a batch of debits in one transaction: accounts in ascending id (the lock order, so
+ * batches on several instances cannot deadlock), each account's debits together and in arrival
  * order (CreditLedgerRepository.debitMany).
  */
-export class InlineDebitWriter implements DebitWriter {
+export class DebitWriter {
   constructor(
-    private readonly storage: Pick<Storage, 'transact'>,
+    private readonly storage: Pick<Storage, 'transaction'>,
     private readonly ledger: CreditLedgerRepository,
   ) {}
 
+  /**
+   * Each debit's balance after it, or undefined where the balance did not cover it. All or
+   * nothing: if it throws, none happened.
+   */
   write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>> {
     const byAccount = new Map<number, number[]>();
     batch.forEach((request, index) => {
@@ -37,12 +30,12 @@ export class InlineDebitWriter implements DebitWriter {
       else byAccount.set(request.accountId, [index]);
     });
     const accounts = [...byAccount.keys()].sort((a, b) => a - b);
-    return this.storage.transact(async (run) => {
+    return this.storage.transaction(async (tx) => {
       const results = new Array<number | undefined>(batch.length);
       for (const accountId of accounts) {
         const indexes = byAccount.get(accountId) ?? [];
         const after = await this.ledger.debitMany(
-          run,
+          tx,
           accountId,
           indexes.map((i) => batch[i] as DebitRequest),
         );
@@ -52,13 +45,5 @@ export class InlineDebitWriter implements DebitWriter {
       }
       return results;
     });
-  }
-
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  close(): Promise<void> {
-    return Promise.resolve();
   }
 }

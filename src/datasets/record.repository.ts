@@ -1,5 +1,4 @@
 import type { InsertResult } from 'kysely';
-import type { RunCompiled } from '../storage/create-database.js';
 import type { Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
@@ -19,11 +18,11 @@ export interface StoredRating {
   readonly source: string;
 }
 
-/** SQLite allows 32766 bound variables per statement; 5 columns x 500 rows stays far below. */
+/** SQLite allows 32766 bound variables per statement; 6 columns x 500 ratings stays far below. */
 const BATCH = 500;
 
 /**
- * Rows per statement of bulkUpsertRecords (4 parameters each, plus the shared timestamp). Writing
+ * Rows per statement of upsertRecords (4 parameters each, plus the shared timestamp). Writing
  * 1 M records with better-sqlite3 directly, 500 or 1,000 rows per statement were no faster and 10
  * rows were slower.
  */
@@ -85,31 +84,15 @@ export class RecordRepository {
     return rows.map((r) => ({ document: r.document, modelNorm: r.model_norm }));
   }
 
-  /** Inserts or replaces records (re-importing a key replaces it). */
-  async upsertRecords(trx: Tx, records: readonly StoredRecord[], updatedAt: string): Promise<void> {
-    for (let i = 0; i < records.length; i += BATCH) {
-      const chunk = records.slice(i, i + BATCH);
-      await trx
-        .insertInto('records')
-        .values(chunk.map((r) => ({ dataset: r.dataset, lookup_key: r.lookupKey, document: r.document, source: r.source, updated_at: updatedAt })))
-        .onConflict((oc) =>
-          oc.columns(['dataset', 'lookup_key']).doUpdateSet((eb) => ({
-            document: eb.ref('excluded.document'),
-            source: eb.ref('excluded.source'),
-            updated_at: eb.ref('excluded.updated_at'),
-          })),
-        )
-        .execute();
-    }
-  }
-
   /**
-   * The bulk importers' write (issue 4): inserts or replaces records inside Storage.transact with
-   * statements compiled once, and leaves a record whose document and source are unchanged as it
-   * is, so re-importing a file rewrites nothing. Of several records with one key, the last wins.
-   * Returns how many records were inserted or changed.
+   * The one write of records, for every importer: inserts or replaces records with statements
+   * compiled once, and leaves a record whose document and source are unchanged as it is (no write,
+   * its updated_at kept), so re-importing a file rewrites nothing: updated_at stays the time the
+   * record last changed, and an unchanged re-import costs reads instead of index and WAL writes
+   * (issue 4). Of several records with one key, the last wins. Returns how many records were
+   * inserted or changed (the RDW importer reports it; the rest are "unchanged").
    */
-  async bulkUpsertRecords(run: RunCompiled, records: readonly StoredRecord[], updatedAt: string): Promise<number> {
+  async upsertRecords(tx: Tx, records: readonly StoredRecord[], updatedAt: string): Promise<number> {
     let changed = 0;
     const args: unknown[] = [updatedAt];
     // One statement may not touch a row twice on PostgreSQL ("ON CONFLICT DO UPDATE command cannot
@@ -119,11 +102,11 @@ export class RecordRepository {
     let rows = 0;
     const flush = async (): Promise<void> => {
       if (rows === BULK_ROWS) {
-        const result = await this.upsertMany.run(run, ...args);
+        const result = await this.upsertMany.run(tx, ...args);
         changed += Number(result.numAffectedRows ?? 0n);
       } else {
         for (let i = 1; i < args.length; i += 4) {
-          const result = await this.upsertOne.run(run, updatedAt, args[i], args[i + 1], args[i + 2], args[i + 3]);
+          const result = await this.upsertOne.run(tx, updatedAt, args[i], args[i + 1], args[i + 2], args[i + 3]);
           changed += Number(result.numAffectedRows ?? 0n);
         }
       }
@@ -143,10 +126,10 @@ export class RecordRepository {
     return changed;
   }
 
-  async upsertRatings(trx: Tx, ratings: readonly StoredRating[], updatedAt: string): Promise<void> {
+  async upsertRatings(tx: Tx, ratings: readonly StoredRating[], updatedAt: string): Promise<void> {
     for (let i = 0; i < ratings.length; i += BATCH) {
       const chunk = ratings.slice(i, i + BATCH);
-      await trx
+      await tx.db
         .insertInto('ncap_ratings')
         .values(
           chunk.map((r) => ({

@@ -1,4 +1,4 @@
-import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
+import type { ColumnType, CompiledQuery, Generated, Kysely, QueryResult } from 'kysely';
 
 /** Row types as stored. Timestamps are ISO-8601 UTC text on both engines. */
 export interface AccountsTable {
@@ -77,10 +77,21 @@ export interface DatabaseSchema {
 
 export type Db = Kysely<DatabaseSchema>;
 
-/** A transaction; anything that moves credits takes one as its first parameter (STYLE.md 6). */
-export type Tx = Transaction<DatabaseSchema>;
-
-/** Runs `work` in one transaction on either engine. */
-export function inTransaction<T>(db: Db, work: (trx: Tx) => Promise<T>): Promise<T> {
-  return db.transaction().execute(work);
+/**
+ * One transaction, on either engine (Storage.transaction). Anything that moves credits takes one as
+ * its first parameter (STYLE.md 6), the way Kysely's example passes `trx`.
+ */
+export interface Tx {
+  /**
+   * Kysely's query builders, bound to this transaction. On SQLite this is the store's one
+   * connection, held for the whole transaction: inside `work`, query through `tx`, never through
+   * `Storage.db` (that would wait for the connection this transaction holds).
+   */
+  readonly db: Kysely<DatabaseSchema>;
+  /**
+   * Runs a query compiled once (PreparedQuery) in this transaction. On SQLite it runs the cached
+   * statement synchronously, without Kysely's executor: the per-statement cost of the hot debit
+   * path is the statement itself. On PostgreSQL it is the transaction's executeQuery.
+   */
+  run<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
 }

@@ -1,6 +1,9 @@
 import type { ColumnDefinitionBuilder } from 'kysely';
 
-/** The storage engines. Each real difference between them is a named function in this file. */
+/**
+ * The storage engines. Each real difference between them is a named capability of Storage
+ * (create-database.ts), or, for the schema, a named function in this file.
+ */
 export type Engine = 'sqlite' | 'postgres';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Commits made through this thread's SQLite connections, counted (every connection the storage
  * layer opens reports here: sqlite-statement-cache.ts for statements Kysely runs, sqlite-connection.ts
- * for Storage.transact, create-database.ts for migrations).
+ * for Storage.transaction, create-database.ts for migrations).
  *
  * ChangeSnapshot reads SQLite's data_version once per turn of the event loop; a commit made in
  * this thread through another connection (a second store opened on the same file, as tests and

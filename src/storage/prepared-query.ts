@@ -1,5 +1,4 @@
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
-import type { RunCompiled } from './create-database.js';
 import type { Db, Tx } from './database.js';
 
 type Slot = { readonly arg: number } | { readonly value: unknown };
@@ -37,12 +36,13 @@ export class PreparedQuery<Row> {
     );
   }
 
-  execute(executor: Db | Tx, ...args: unknown[]): Promise<QueryResult<Row>> {
-    return executor.executeQuery(this.compile(args));
+  /** Runs outside a transaction. */
+  execute(db: Db, ...args: unknown[]): Promise<QueryResult<Row>> {
+    return db.executeQuery(this.compile(args));
   }
 
-  /** Runs inside Storage.transact. */
-  run(runner: RunCompiled, ...args: unknown[]): Promise<QueryResult<Row>> {
-    return runner(this.compile(args));
+  /** Runs inside a transaction (Storage.transaction). */
+  run(tx: Tx, ...args: unknown[]): Promise<QueryResult<Row>> {
+    return tx.run(this.compile(args));
   }
 }

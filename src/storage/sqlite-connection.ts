@@ -1,16 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult } from 'kysely';
-import type { RunCompiled } from './create-database.js';
-import type { DatabaseSchema } from './database.js';
+import type { DatabaseSchema, Tx } from './database.js';
 import { noteLocalCommit } from './local-commits.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** Milliseconds a writer waits for another connection's lock before SQLITE_BUSY. */
 export const SQLITE_BUSY_TIMEOUT_MS = 5000;
 
-/** Storage.transact's shape. */
-export type Transact = <T>(work: (run: RunCompiled) => Promise<T>) => Promise<T>;
+/** Storage.transaction's shape. */
+export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
 /** True for SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT, _RECOVERY, _TIMEOUT). */
 export function isSqliteBusy(error: unknown): boolean {
@@ -22,12 +21,12 @@ export function isSqliteBusy(error: unknown): boolean {
 const SQLITE_BUSY_RETRY_MS = 30_000;
 
 /**
- * `transact`, tried again when SQLite answers SQLITE_BUSY. BEGIN IMMEDIATE already waits up to
+ * `transaction`, tried again when SQLite answers SQLITE_BUSY. BEGIN IMMEDIATE already waits up to
  * busy_timeout for another connection's write lock (SQLite's busy handler, which better-sqlite3
  * runs synchronously), so this only happens when a lock is held longer than that: a long import or
  * CLI transaction in another process, a stopped process. Without it the debit batch fails and every
  * lookup in it gets an error instead of its data. Trying again is safe: an SQLITE_BUSY that leaves
- * `transact` means nothing was committed (BEGIN failed, or the transaction was rolled back), and
+ * `transaction` means nothing was committed (BEGIN failed, or the transaction was rolled back), and
  * the work builds its result from what it reads each time.
  */
 export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_BUSY_RETRY_MS): Transact {
@@ -48,16 +47,15 @@ export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_BUS
 export interface SqliteConnection {
   readonly sqlite: SQLite.Database;
   readonly db: Kysely<DatabaseSchema>;
-  /** See Storage.transact. */
-  readonly transact: Transact;
+  /** See Storage.transaction. */
+  readonly transaction: Transact;
   /** PRAGMA data_version, prepared once. */
   readonly dataVersion: SQLite.Statement;
 }
 
 /**
- * One SQLite connection as every part of the service opens it: WAL, NORMAL sync, busy timeout,
- * foreign keys, statements prepared once, and the synchronous transaction path. The main store
- * and the debit worker (src/credits/debit-worker) both use it, so they behave alike.
+ * The store's SQLite connection: WAL, NORMAL sync, busy timeout, foreign keys, statements prepared
+ * once, and the synchronous transaction path.
  */
 export function openSqliteConnection(path: string): SqliteConnection {
   const sqlite = new SQLite(path);
@@ -72,20 +70,21 @@ export function openSqliteConnection(path: string): SqliteConnection {
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
-  const runSync: RunCompiled = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => {
+  const runSync = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => {
     const statement = statements.prepare(query.sql);
     if (statement.reader) return Promise.resolve({ rows: statement.all(query.parameters) as R[] });
     const { changes } = statement.run(query.parameters);
     return Promise.resolve({ rows: [], numAffectedRows: BigInt(changes) });
   };
-  const transact = <T>(work: (run: RunCompiled) => Promise<T>): Promise<T> =>
+  const transaction = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
     // Kysely's SQLite driver serialises everything on one connection with a mutex; holding it
-    // keeps every other query out of this transaction. `work` only awaits already-settled
-    // promises from runSync, so no I/O can run while the transaction is open.
-    db.connection().execute(async () => {
+    // keeps every other query out of this transaction, and `connection` is Kysely bound to it.
+    // The hot path (debits) only awaits already-settled promises from runSync, so no I/O runs
+    // while its transaction is open.
+    db.connection().execute(async (connection) => {
       begin.run();
       try {
-        const result = await work(runSync);
+        const result = await work({ db: connection, run: runSync });
         commit.run();
         noteLocalCommit();
         return result;
@@ -96,7 +95,7 @@ export function openSqliteConnection(path: string): SqliteConnection {
     });
   // Read on every lookup: prepared once (sqlite.pragma() would prepare it each time).
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
-  // Every user of this connection (the store, the debit worker) retries a transaction that met
-  // SQLITE_BUSY, so a long lock elsewhere delays a debit instead of failing a paid lookup.
-  return { sqlite, db, transact: retryOnSqliteBusy(transact), dataVersion };
+  // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit
+  // instead of failing a paid lookup.
+  return { sqlite, db, transaction: retryOnSqliteBusy(transaction), dataVersion };
 }

@@ -1,17 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ENGINES} from '../helpers/engines.js';
-import { postgresAvailable } from '../helpers/engines.js';
+import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const VEHICLE = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
 
-const VARIANTS = [
-  { name: 'sqlite', engine: 'sqlite', env: {} },
-  { name: 'sqlite with the debit worker thread', engine: 'sqlite', env: { SQLITE_DEBIT_WORKER: 'true' } },
-  { name: 'postgres', engine: 'postgres', env: {} },
-] as const satisfies ReadonlyArray<{ name: string; engine: (typeof ENGINES)[number]; env: Record<string, string> }>;
-
-describe.each(VARIANTS)('credits on $name', ({ engine, env }) => {
+describe.each(ENGINES)('credits on %s', (engine) => {
   let t: TestApp;
   let base: string;
 
@@ -20,7 +13,7 @@ describe.each(VARIANTS)('credits on $name', ({ engine, env }) => {
       ctx.skip();
       return;
     }
-    t = await createTestApp(env, undefined, engine);
+    t = await createTestApp({}, undefined, engine);
     await t.importRecords([
       { operation: 'CheckFrance', key: { RegistrationNumber: 'AB123CD' }, vehicle: VEHICLE },
       { operation: 'CheckUSA', key: { RegistrationNumber: 'TEST1', State: 'NJ' }, vehicle: { Description: '2004 Dodge Durango' } },

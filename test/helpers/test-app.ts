@@ -36,9 +36,7 @@ function inheritedEnv(): NodeJS.ProcessEnv {
 export async function createTestApp(env: Record<string, string> = {}, clock?: Clock, engine: TestEngine = 'sqlite'): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
   const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-  // Debits are written on the main thread unless a test asks for the worker (SQLITE_DEBIT_WORKER):
-  // a worker per test app would cost a thread start each; the worker has its own tests.
-  const config = loadConfig({ ...inheritedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', SQLITE_DEBIT_WORKER: 'false', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
+  const config = loadConfig({ ...inheritedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
   const built = await buildApp(config, clock ? { clock } : {});
   let counter = 0;
   return {

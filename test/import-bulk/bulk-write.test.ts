@@ -40,7 +40,7 @@ describe.each(ENGINES)('bulk writes on %s', (engine) => {
   });
 
   const write = (records: readonly StoredRecord[]): Promise<number> =>
-    t.services.storage.transact((run) => t.services.records.bulkUpsertRecords(run, records, clock.now().toISOString()));
+    t.services.storage.transaction((tx) => t.services.records.upsertRecords(tx, records, clock.now().toISOString()));
 
   async function stored(): Promise<Array<{ key: string; document: string; source: string; updatedAt: string }>> {
     const rows = await t.services.storage.db.selectFrom('records').select(['lookup_key', 'document', 'source', 'updated_at']).orderBy('lookup_key').execute();
@@ -95,7 +95,7 @@ describe.each(ENGINES)('bulk writes on %s', (engine) => {
   it('imports Euro NCAP ratings from a file into the searched table', async () => {
     const file = join(t.dataDir, 'ratings.json');
     writeFileSync(file, JSON.stringify([{ Id: 1, Make: 'Volvo', Model: 'XC60', Year: 2017 }, { Make: 'Kia', Model: 'Niro' }]));
-    const importer = new NcapFileImporter(new RecordValidator(t.services.catalogue), t.services.records, t.services.storage.db, clock);
+    const importer = new NcapFileImporter(new RecordValidator(t.services.catalogue), t.services.records, t.services.storage, clock);
     expect(await importer.importFile(file, { skipInvalid: false, source: 'ncap' })).toMatchObject({ committed: true, imported: 2 });
     expect(await t.services.records.findRatingsByMake('VOLVO')).toEqual([{ document: '{"Id":1,"Make":"Volvo","Model":"XC60","Year":2017}', modelNorm: 'XC60' }]);
     expect(await t.services.records.findRatingsByMake('KIA')).toHaveLength(1);

@@ -62,7 +62,7 @@ let env: Record<string, string>;
 beforeEach(async () => {
   app = await createTestApp();
   apiKey = await app.account('rdw', 1000);
-  env = { DATA_DIR: app.dataDir, LOG_LEVEL: 'silent', SQLITE_DEBIT_WORKER: 'false' };
+  env = { DATA_DIR: app.dataDir, LOG_LEVEL: 'silent' };
 });
 
 afterEach(async () => {

@@ -44,7 +44,7 @@ describe('memory', () => {
     writeGeneratedFuel(fuel, ROWS);
     expect(statSync(register).size).toBeGreaterThan(3.5 * BOUND);
 
-    const env = { DATA_DIR: join(dir.path, 'store'), LOG_LEVEL: 'silent', SQLITE_DEBIT_WORKER: 'false' };
+    const env = { DATA_DIR: join(dir.path, 'store'), LOG_LEVEL: 'silent' };
     const summary = await withServices(env, async (services) => {
       const importer = new RdwCsvImporter(services.storage, services.records, services.catalogue, systemClock);
       const baseline = live();

@@ -61,7 +61,7 @@ describe('the reading thread', () => {
   it.each(READERS)('gives up cleanly when writing fails (reading on %s)', { timeout: 60_000 }, async (readOn) => {
     let calls = 0;
     const failing = {
-      bulkUpsertRecords: () => {
+      upsertRecords: () => {
         calls += 1;
         return calls === 3 ? Promise.reject(new Error('disk full')) : Promise.resolve(0);
       },
@@ -80,7 +80,7 @@ describe('the reading thread', () => {
     const previous = process.env.TMPDIR;
     process.env.TMPDIR = scratch;
     try {
-      const failing = { bulkUpsertRecords: () => Promise.reject(new Error('disk full')) } as unknown as RecordRepository;
+      const failing = { upsertRecords: () => Promise.reject(new Error('disk full')) } as unknown as RecordRepository;
       const importer = new RdwCsvImporter(app.services.storage, failing, app.services.catalogue, systemClock);
       await expect(importer.importFile(register, { skipInvalid: true, source: 'rdw', fuelPath: fuel, readOn })).rejects.toThrow('disk full');
       // (tsx, which loads the worker's TypeScript, keeps its cache there too.)

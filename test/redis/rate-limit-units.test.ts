@@ -77,20 +77,20 @@ describe('accountCacheCounter', () => {
     generation,
   });
   let storageValue = 0;
-  const storage = (engine: 'sqlite' | 'postgres') => ({ engine, changeCounter: () => storageValue });
+  const storage = (changeSignal: 'every-commit' | 'clock') => ({ changeSignal, changeCounter: () => storageValue });
 
-  it("keeps SQLite's data_version as the signal, feed or not", () => {
-    const counter = accountCacheCounter(storage('sqlite'), feed(true, 1));
+  it("keeps a counter that moves on every commit (SQLite's data_version) as the signal, feed or not", () => {
+    const counter = accountCacheCounter(storage('every-commit'), feed(true, 1));
     storageValue = 41;
     expect(counter()).toBe(41);
     storageValue = 42;
     expect(counter()).toBe(42);
   });
 
-  it("replaces PostgreSQL's clock bucket while the feed is live, and changes with the feed's generation", () => {
+  it("replaces a clock-bucket counter (PostgreSQL's) while the feed is live, and changes with the feed's generation", () => {
     const state = { live: true, generation: 1 };
     const live: AccountChangeFeed = { publish: () => Promise.resolve(), onChange: () => undefined, get live() { return state.live; }, get generation() { return state.generation; } };
-    const counter = accountCacheCounter(storage('postgres'), live);
+    const counter = accountCacheCounter(storage('clock'), live);
     storageValue = 7;
     const first = counter();
     expect(first).toBeLessThan(0);

@@ -43,7 +43,7 @@ describe('start-up migrations on a new SQLite file', () => {
 });
 
 describe('a writer that meets SQLITE_BUSY after the busy timeout', () => {
-  it('Storage.transact debits once the other connection lets go of the write lock, instead of failing the lookup', async () => {
+  it('Storage.transaction debits once the other connection lets go of the write lock, instead of failing the lookup', async () => {
     const dataDir = store();
     const storage = await openStorage({ dataDir, sqliteBusyTimeoutMs: 50 });
     cleanups.push(() => storage.close());
@@ -74,8 +74,8 @@ describe('a writer that meets SQLITE_BUSY after the busy timeout', () => {
 
     const ledger = new CreditLedgerRepository(storage.db);
     const started = performance.now();
-    const balance = await storage.transact((run) =>
-      ledger.debit(run, account.id, 1, { operation: 'CheckFrance', interface: 'json', query: 'AB123CD', requestId: 'after-busy', createdAt: new Date().toISOString() }),
+    const balance = await storage.transaction((tx) =>
+      ledger.debit(tx, account.id, 1, { operation: 'CheckFrance', interface: 'json', query: 'AB123CD', requestId: 'after-busy', createdAt: new Date().toISOString() }),
     );
     expect(performance.now() - started).toBeGreaterThanOrEqual(300);
     expect(balance).toBe(4);

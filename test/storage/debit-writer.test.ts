@@ -1,33 +1,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WorkerDebitWriter } from '../../src/credits/debit-worker/worker-debit-writer.js';
 import { CreditLedgerRepository } from '../../src/credits/credit-ledger.repository.js';
-import { InlineDebitWriter, type DebitRequest, type DebitWriter } from '../../src/credits/debit-writer.js';
+import { DebitWriter, type DebitRequest } from '../../src/credits/debit-writer.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const details = (n: number) => ({ operation: 'CheckFrance', interface: 'json', query: `Q${n}`, requestId: `r${n}`, createdAt: new Date(2026, 0, 1, 0, 0, n).toISOString() });
 
-type Variant = { name: string; engine: (typeof ENGINES)[number]; writer: (t: TestApp) => DebitWriter };
-const VARIANTS: Variant[] = [
-  ...ENGINES.map((engine) => ({ name: `inline on ${engine}`, engine, writer: (t: TestApp) => new InlineDebitWriter(t.services.storage, new CreditLedgerRepository(t.services.storage.db)) })),
-  { name: 'worker thread on sqlite', engine: 'sqlite', writer: (t: TestApp) => new WorkerDebitWriter(t.services.storage.sqliteFile ?? '') },
-];
-
-describe.each(VARIANTS)('debit writer: $name', ({ engine, writer: makeWriter }) => {
+describe.each(ENGINES)('debit writer on %s', (engine) => {
   let t: TestApp | undefined;
-  let writer: DebitWriter | undefined;
   afterEach(async () => {
-    await writer?.close();
     await t?.close();
     t = undefined;
   });
 
   async function setup(ctx: { skip: () => void }): Promise<{ app: TestApp; w: DebitWriter; ids: { low: number; rich: number } }> {
     if (engine === 'postgres' && !(await postgresAvailable())) ctx.skip();
-    t = await createTestApp({ SQLITE_DEBIT_WORKER: 'false' }, undefined, engine);
+    t = await createTestApp({}, undefined, engine);
     await t.services.accounts.create('low', 3);
     await t.services.accounts.create('rich', 100);
-    writer = makeWriter(t);
+    const writer = new DebitWriter(t.services.storage, new CreditLedgerRepository(t.services.storage.db));
     const ids = { low: (await t.services.accounts.show('low')).id, rich: (await t.services.accounts.show('rich')).id };
     return { app: t, w: writer, ids };
   }
@@ -86,21 +77,5 @@ describe.each(VARIANTS)('debit writer: $name', ({ engine, writer: makeWriter }) 
     expect((await app.services.accounts.usage('rich')).filter((r) => r.kind === 'debit')).toEqual([]);
     // And the writer keeps working afterwards.
     expect(await w.write([{ accountId: ids.rich, cost: 1, details: details(3) }])).toEqual([99]);
-  });
-});
-
-describe('worker debit writer', () => {
-  it('refuses writes after close', async () => {
-    const t = await createTestApp({ SQLITE_DEBIT_WORKER: 'false' });
-    try {
-      const w = new WorkerDebitWriter(t.services.storage.sqliteFile ?? '');
-      await t.services.accounts.create('x', 1);
-      const id = (await t.services.accounts.show('x')).id;
-      expect(await w.write([{ accountId: id, cost: 1, details: details(1) }])).toEqual([0]);
-      await w.close();
-      await expect(w.write([{ accountId: id, cost: 1, details: details(2) }])).rejects.toThrow(/closed/);
-    } finally {
-      await t.close();
-    }
   });
 });

@@ -71,6 +71,23 @@ describe.each(ENGINES)('storage on %s', (engine) => {
     expect(await local.find(buildQuery(op('CheckUSA'), { RegistrationNumber: 'AB12C', State: 'NY' }))).toEqual({ status: 'not-found' });
   });
 
+  it('keeps an unchanged record as it is on re-import (its updated_at too) and rewrites a changed one', async () => {
+    const record = (Description: string) => ({ operation: 'CheckFrance', key: { RegistrationNumber: 'AB123CD' }, vehicle: { Description } });
+    const other = { operation: 'CheckFrance', key: { RegistrationNumber: 'ZZ999ZZ' }, vehicle: { Description: 'other' } };
+    const stamps = async () =>
+      Object.fromEntries(
+        (await t.services.storage.db.selectFrom('records').select(['lookup_key', 'updated_at']).execute()).map((r) => [r.lookup_key, r.updated_at]),
+      );
+    await t.importRecords([record('first'), other]);
+    const before = await stamps();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await t.importRecords([record('second'), other]);
+    const after = await stamps();
+    expect(after.ZZ999ZZ).toBe(before.ZZ999ZZ);
+    expect(after.AB123CD).not.toBe(before.AB123CD);
+    expect(await t.services.records.findDocument('CheckFrance', 'AB123CD')).toBe('{"Description":"second"}');
+  });
+
   it('searches Euro NCAP ratings by exact make and contained model, replacing by Id', async () => {
     const rating = (Id: number, Model: string, SortOrder: number) => ({ operation: 'CheckEuroNCap', ncap: { Make: 'Volvo', Model, Id, SortOrder, Year: 2020 } });
     await t.importRecords([rating(1, 'XC60', 2), rating(2, 'XC40', 1), rating(3, 'V60', 3), { operation: 'CheckEuroNCap', ncap: { Make: 'Volvo Trucks', Model: 'FH', Id: 4 } }]);

@@ -17,7 +17,7 @@ export function registerImportNcapCommand(program: Command, env: NodeJS.ProcessE
     .action(async (file: string, opts: { json?: boolean; skipInvalid?: boolean; source: string }) => {
       const errors: Array<{ line: number; item?: number; reason: string }> = [];
       const summary = await withServices(env, (s) =>
-        new NcapFileImporter(new RecordValidator(s.catalogue), s.records, s.storage.db, systemClock).importFile(file, {
+        new NcapFileImporter(new RecordValidator(s.catalogue), s.records, s.storage, systemClock).importFile(file, {
           skipInvalid: opts.skipInvalid === true,
           source: opts.source,
           onInvalid: (line, item, reason) => {

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Clock } from '../../shared/clock.js';
-import { inTransaction, type Db } from '../../storage/database.js';
+import type { Storage } from '../../storage/create-database.js';
 import type { RecordRepository, StoredRating, StoredRecord } from '../record.repository.js';
 import type { RecordValidator, ValidatedLine } from './record-validator.js';
 
@@ -41,7 +41,7 @@ export class JsonlImporter {
   constructor(
     private readonly validator: RecordValidator,
     private readonly records: RecordRepository,
-    private readonly db: Db,
+    private readonly storage: Pick<Storage, 'transaction'>,
     private readonly clock: Clock,
     /** Called after each committed batch, so caches of records drop what it replaced. */
     private readonly afterWrite: () => void = () => undefined,
@@ -72,9 +72,9 @@ export class JsonlImporter {
       records = [];
       ratings = [];
       const now = this.clock.now().toISOString();
-      await inTransaction(this.db, async (trx) => {
-        await this.records.upsertRecords(trx, batchRecords, now);
-        await this.records.upsertRatings(trx, batchRatings, now);
+      await this.storage.transaction(async (tx) => {
+        await this.records.upsertRecords(tx, batchRecords, now);
+        await this.records.upsertRatings(tx, batchRatings, now);
       });
       this.afterWrite();
     };

@@ -1,5 +1,5 @@
 import { open, readFile } from 'node:fs/promises';
-import { inTransaction, type Db } from '../../storage/database.js';
+import type { Storage } from '../../storage/create-database.js';
 import type { Clock } from '../../shared/clock.js';
 import type { RecordRepository, StoredRating } from '../record.repository.js';
 import { CsvReader, isCsvProblem } from './csv-reader.js';
@@ -65,7 +65,7 @@ export class NcapFileImporter {
   constructor(
     private readonly validator: RecordValidator,
     private readonly records: RecordRepository,
-    private readonly db: Db,
+    private readonly storage: Pick<Storage, 'transaction'>,
     private readonly clock: Clock,
     /** Called after each committed batch, so caches drop what it replaced. */
     private readonly afterWrite: () => void = () => undefined,
@@ -95,7 +95,7 @@ export class NcapFileImporter {
     const now = this.clock.now().toISOString();
     for (let i = 0; i < valid.length; i += BATCH_SIZE) {
       const batch = valid.slice(i, i + BATCH_SIZE);
-      await inTransaction(this.db, (trx) => this.records.upsertRatings(trx, batch, now));
+      await this.storage.transaction((tx) => this.records.upsertRatings(tx, batch, now));
       this.afterWrite();
     }
     return { format, read, imported: valid.length, invalid, committed: true };

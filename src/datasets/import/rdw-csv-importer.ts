@@ -1,9 +1,9 @@
 import { Worker } from 'node:worker_threads';
-import { sql } from 'kysely';
 import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { InputRule } from '../../catalogue/input-rules.js';
 import type { Clock } from '../../shared/clock.js';
-import type { RunCompiled, Storage } from '../../storage/create-database.js';
+import type { Storage } from '../../storage/create-database.js';
+import type { Tx } from '../../storage/database.js';
 import type { RecordRepository, StoredRecord } from '../record.repository.js';
 import { CsvFileError } from './csv-reader.js';
 import type { FuelIndexSummary } from './rdw-fuel-index.js';
@@ -31,35 +31,6 @@ const TRANSACTION_ROWS = 100_000;
  */
 const TRANSACTION_MS = 1_500;
 const PROGRESS_EVERY = 10_000;
-/**
- * SQLite settings while an import runs (the previous values are restored after it):
- * - a 64 MB page cache: the records' key index outgrows the default cache after ~100,000 rows and
- *   every miss re-reads a page; a fixed amount, outside the JavaScript heap;
- * - a checkpoint every 10,000 WAL pages instead of 1,000: fewer, larger copies into the database
- *   file.
- * Together about a third less CPU in SQLite for 1 M rows (bench:rdw-import).
- */
-const IMPORT_PRAGMAS = { cache_size: -64 * 1024, wal_autocheckpoint: 10_000 } as const;
-
-/**
- * Applies IMPORT_PRAGMAS on SQLite and returns how to restore the previous values. PostgreSQL sizes
- * its buffers and checkpoints on the server: nothing to do there.
- */
-async function tuneSqliteForImport(storage: Storage): Promise<() => Promise<void>> {
-  if (storage.engine !== 'sqlite') return () => Promise.resolve();
-  const previous: Array<readonly [string, unknown]> = [];
-  for (const [name, value] of Object.entries(IMPORT_PRAGMAS)) {
-    const { rows } = await sql<Record<string, unknown>>`PRAGMA ${sql.raw(name)}`.execute(storage.db);
-    previous.push([name, rows[0]?.[name]]);
-    await sql.raw(`PRAGMA ${name} = ${value}`).execute(storage.db);
-  }
-  return async () => {
-    for (const [name, value] of previous) {
-      if (typeof value === 'number') await sql.raw(`PRAGMA ${name} = ${value}`).execute(storage.db);
-    }
-  };
-}
-
 export interface RdwImportOptions {
   /** Import the valid rows even when some rows (of either file) are invalid. */
   readonly skipInvalid: boolean;
@@ -259,7 +230,7 @@ export class RdwCsvImporter {
       progressEvery: options.progressEvery ?? PROGRESS_EVERY,
     };
     const reader = options.readOn === 'this-thread' ? readOnThisThread(this.plateRule, sourceOptions) : readOnWorker(sourceOptions);
-    const restoreSettings = await tuneSqliteForImport(this.storage);
+    const restoreSettings = await this.storage.tuneForBulkWrites();
     try {
       const { summary, written } = await this.write(reader, options);
       return {
@@ -296,13 +267,13 @@ export class RdwCsvImporter {
       // An object, not lets: they are set inside a callback the type-checker cannot follow.
       const window: { started: boolean; end?: ReaderEvent } = { started: false };
       const now = this.clock.now().toISOString();
-      written += await this.storage.transact(async (run) => {
-        // Storage.transact may try a transaction again after SQLITE_BUSY; rows already taken from
+      written += await this.storage.transaction(async (tx) => {
+        // Storage.transaction may try a transaction again after SQLITE_BUSY; rows already taken from
         // the reader would be lost, so that must never happen once this one has begun.
         if (window.started) throw new Error('an import transaction was tried again after it had taken rows');
         window.started = true;
         const opened = performance.now();
-        let changed = await this.writeRows(run, event, now, options.source);
+        let changed = await this.writeRows(tx, event, now, options.source);
         reader.written();
         let rows = event.keys.length;
         while (rows < TRANSACTION_ROWS && performance.now() - opened < TRANSACTION_MS) {
@@ -315,7 +286,7 @@ export class RdwCsvImporter {
             this.report(next, options);
             continue;
           }
-          changed += await this.writeRows(run, next, now, options.source);
+          changed += await this.writeRows(tx, next, now, options.source);
           reader.written();
           rows += next.keys.length;
         }
@@ -328,9 +299,9 @@ export class RdwCsvImporter {
     }
   }
 
-  private writeRows(run: RunCompiled, batch: Extract<ReaderEvent, { type: 'rows' }>, now: string, source: string): Promise<number> {
+  private writeRows(tx: Tx, batch: Extract<ReaderEvent, { type: 'rows' }>, now: string, source: string): Promise<number> {
     const records: StoredRecord[] = batch.keys.map((lookupKey, i) => ({ dataset: this.dataset, lookupKey, document: batch.documents[i] ?? '', source }));
-    return this.records.bulkUpsertRecords(run, records, now);
+    return this.records.upsertRecords(tx, records, now);
   }
 
   private report(event: Extract<ReaderEvent, { type: 'invalid' | 'progress' }>, options: RdwImportOptions): void {
