@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_EXAMPLE_PATH } from '../../src/bootstrap/seed.js';
+import { enginesToTest, freshPostgresDatabase } from '../helpers/engines.js';
 import { freePort } from '../helpers/ports.js';
 import { tempDir } from '../helpers/test-app.js';
 
@@ -38,6 +39,9 @@ async function start(env: Record<string, string>): Promise<{ child: ChildProcess
   throw new Error(`server did not become ready: ${text}`);
 }
 
+/** The stores the demo-seeding test runs on (awaited here: collection is synchronous). */
+const ENGINES_TO_TEST = await enginesToTest();
+
 /** The banner's curl example: the demo key and the URL it calls. */
 const EXAMPLE = /curl -u 'demo:([A-Za-z0-9_-]{43})' (\S+)/;
 
@@ -57,10 +61,12 @@ afterEach(() => {
 });
 
 describe('starting the service', () => {
-  it('creates the demo account on an empty store, prints its key once with a curl example that works, and exits cleanly on SIGTERM', async () => {
+  it.each(ENGINES_TO_TEST)('creates the demo account on an empty store (%s), prints its key once with a curl example that works, and exits cleanly on SIGTERM', async (engine) => {
     const dir = tempDir();
+    const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
+    const store = { DATA_DIR: dir.path, ...(database ? { DATABASE_URL: database.url } : {}) };
     try {
-      const first = await start({ DATA_DIR: dir.path });
+      const first = await start(store);
       const example = await demoExample(first.output);
       const output = first.output();
       expect(output).toMatch(/SAMPLE records/);
@@ -76,12 +82,13 @@ describe('starting the service', () => {
       expect(code).toBe(0);
 
       // A second start on the same store neither re-creates the account nor prints a key.
-      const second = await start({ DATA_DIR: dir.path });
+      const second = await start(store);
       expect(second.output()).not.toMatch(/API key/);
       expect(await (await fetch(`${second.base}/ajax/getcredits.aspx?username=demo`)).text()).toBe('99');
       second.child.kill('SIGTERM');
       await once(second.child, 'exit');
     } finally {
+      await database?.drop();
       dir.remove();
     }
   });

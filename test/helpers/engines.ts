@@ -29,6 +29,15 @@ export function postgresAvailable(): Promise<boolean> {
   return reachable;
 }
 
+/**
+ * The engines a suite runs on: both, PostgreSQL only when reachable (postgresAvailable: skipped with
+ * a warning outside CI, a failure in CI). Collection is synchronous, so a suite file awaits this at
+ * its top level: `describe.each(await enginesToTest())(...)`.
+ */
+export async function enginesToTest(): Promise<TestEngine[]> {
+  return (await postgresAvailable()) ? [...ENGINES] : ENGINES.filter((engine) => engine !== 'postgres');
+}
+
 function withDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
