@@ -332,9 +332,29 @@ describe('errors', () => {
   });
 
   it('a bad configuration value exits 1 with the variable named', async () => {
-    const run = await cli({ ...store.env, LOG_LEVEL: 'chatty' }, ['accounts', 'show', 'alice']);
+    const run = await cli({ ...store.env, DB_POOL_SIZE: 'many' }, ['accounts', 'show', 'alice']);
     expect(run.code).toBe(1);
-    expect(run.err).toMatch(/^vehicle-lookup: LOG_LEVEL must be one of/);
+    expect(run.err).toBe('vehicle-lookup: DB_POOL_SIZE must be a whole number from 1 to 1000 (got "many")');
+  });
+
+  it('account, credit, test-plate and import commands do not read the upstream provider or server settings', async () => {
+    // Issue 14: `DVSA_CLIENT_ID=x vehicle-lookup accounts create alice` used to fail on the DVSA configuration.
+    const dvsa = await cli({ ...store.env, DVSA_CLIENT_ID: 'x' }, ['accounts', 'create', 'dvsa-half-configured', '--json']);
+    expect(dvsa.err).toBe('');
+    expect(json(dvsa)).toMatchObject({ username: 'dvsa-half-configured' });
+    const env = { ...store.env, DVSA_CLIENT_ID: 'x', RDW_ENABLED: 'maybe', DVLA_API_KEY: 'two words', PORT: 'http', LOG_LEVEL: 'chatty' };
+    expect((await cli(env, ['accounts', 'show', 'dvsa-half-configured'])).code).toBe(0);
+    expect((await cli(env, ['credits', 'add', 'dvsa-half-configured', '5'])).code).toBe(0);
+    expect((await cli(env, ['test-plates', 'list'])).code).toBe(0);
+    expect((await cli(env, ['import', store.writeJsonl('empty-half-configured.jsonl', [])])).code).toBe(0);
+  });
+
+  it('a command that uses a provider still refuses that provider\'s bad configuration, and the server refuses DVSA half set', async () => {
+    const run = await cli({ ...store.env, VIN_DECODER: 'maybe' }, ['vin', 'status']);
+    expect(run.code).toBe(1);
+    expect(run.err).toBe('vehicle-lookup: VIN_DECODER must be on or off (got "maybe")');
+    // The server reads the whole configuration (src/main.ts: loadConfig, exit 1 on ConfigError).
+    expect(() => loadConfig({ ...store.env, DVSA_CLIENT_ID: 'x' })).toThrow(/DVSA MOT history API needs .*; missing: DVSA_CLIENT_SECRET, DVSA_API_KEY, DVSA_TOKEN_URL$/);
   });
 
   it('a failed import does not make later commands in the same process report failure', async () => {
