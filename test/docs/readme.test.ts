@@ -115,4 +115,17 @@ describe('README', () => {
     }
   });
 
+  it('the Layout section names every folder and top-level file of src/ and every project folder, and nothing that is gone', () => {
+    const block = /```\n(src\/[\s\S]*?)```/.exec(section(README, 'Layout'))?.[1] ?? '';
+    // "  name/ ..." under src/, "name/ ..." at the root; continuation lines start with more spaces.
+    const srcEntries = [...block.matchAll(/^ {2}([a-z][\w.-]*\/?)/gm)].map((m) => m[1] ?? '');
+    const rootEntries = [...block.matchAll(/^([a-z][\w.-]*\/)/gm)].map((m) => m[1] ?? '');
+    const root = new URL('../../', import.meta.url);
+    const list = (dir: URL): string[] => readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
+    const src = list(new URL('src/', root)).filter((name) => name.endsWith('/') || name.endsWith('.ts'));
+    expect(srcEntries.sort()).toEqual(src.sort());
+    const projectFolders = list(root).filter((name) => name.endsWith('/') && !name.startsWith('.') && !['node_modules/', 'data/'].includes(name));
+    expect(rootEntries.sort()).toEqual(projectFolders.sort());
+  });
 });
+
