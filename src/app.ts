@@ -110,7 +110,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (redis) app.addHook('onClose', async () => redis.close());
   const services = createServices(storage, {
     clock: options.clock ?? systemClock,
-    env: config.env,
+    providers: config.providers,
+    vin: config.vin,
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
     rateLimitDefaults: config.rateLimitDefaults,

@@ -1,24 +1,39 @@
 import { resolve } from 'node:path';
+import { readDataDir } from './config/data-dir.js';
+import { ConfigError, EnvReader } from './config/env-reader.js';
+import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
+import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
 
-/** The service configuration, read once from the environment (README "Configuration"). */
-export interface Config {
-  /**
-   * The environment the configuration was read from. Providers read their own settings from it
-   * (DVLA_*, DVSA_*, VIN_*...; docs/providers.md), so a test or the CLI can pass one explicitly.
-   */
-  readonly env: Readonly<NodeJS.ProcessEnv>;
-  readonly port: number;
-  readonly host: string;
-  /** Directory of the embedded store and operator files (images/). */
+export { ConfigError, EnvReader };
+
+/**
+ * The configuration every command needs: where the store is, Redis, and the rate limits of
+ * accounts without their own. The CLI reads only this (and what its command uses), so a command
+ * that manages accounts does not fail on, say, an incomplete DVSA configuration.
+ */
+export interface CoreConfig {
+  /** Directory of the embedded store and operator files (images/, vin/). */
   readonly dataDir: string;
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
+  /** `redis://` or `rediss://` URL; unset: no Redis, everything in-process (issue 5). */
+  readonly redisUrl: string | undefined;
+  /** Starts every Redis key and channel name, so several deployments can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Rate limits of accounts that have none of their own (null: no limit). */
+  readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
+}
+
+/** The service configuration, read once from the environment at start-up (README "Configuration"). */
+export interface Config extends CoreConfig {
+  readonly port: number;
+  readonly host: string;
   /** Server processes sharing the port (node:cluster); 1 = a single process. */
   readonly workers: number;
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
   readonly baseUrl: string | undefined;
-  readonly logLevel: string;
+  readonly logLevel: LogLevel;
   readonly authRealm: string;
   /** `GET /ajax/getcredits.aspx` on or off. */
   readonly getCreditsEnabled: boolean;
@@ -36,135 +51,83 @@ export interface Config {
   readonly bespokeNamespace: string;
   /** Largest SOAP or form request body, in bytes, after any gzip inflation. */
   readonly xmlBodyLimit: number;
-  /** `redis://` or `rediss://` URL; unset: no Redis, everything in-process (issue 5). */
-  readonly redisUrl: string | undefined;
-  /** Starts every Redis key and channel name, so several deployments can share one Redis. */
-  readonly redisKeyPrefix: string;
-  /** Rate limits of accounts that have none of their own (null: no limit). */
-  readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+  /** The upstream data sources (DVLA_*, DVSA_*, RDW_*, NHTSA_*, VEGVESEN_*; docs/providers.md). */
+  readonly providers: ProviderConfig;
+  /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
+  readonly vin: VinConfig;
 }
 
 /** The most processes `WORKERS` may ask for. */
 export const MAX_WORKERS = 64;
 
-const LOG_LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
-function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new ConfigError(`${name} must be true or false (got "${env[name] ?? ''}")`);
+/** The store, Redis and rate-limit defaults (see CoreConfig). */
+export function readCoreConfig(env: EnvReader): CoreConfig {
+  return Object.freeze({
+    dataDir: readDataDir(env),
+    databaseUrl: env.text('DATABASE_URL'),
+    dbPoolSize: env.int('DB_POOL_SIZE', 10, { min: 1, max: 1000 }),
+    redisUrl: env.url('REDIS_URL', { protocols: ['redis', 'rediss'], description: 'a redis:// or rediss:// URL' }),
+    redisKeyPrefix: env.matching('REDIS_KEY_PREFIX', 'vehicle-lookup:', /^[A-Za-z0-9._:-]{1,64}$/, '1 to 64 characters of letters, digits and . _ : -'),
+    rateLimitDefaults: Object.freeze({
+      perSecond: env.optionalInt('RATE_LIMIT_PER_SECOND', { min: 1, max: 1_000_000 }, 'no limit') ?? null,
+      perDay: env.optionalInt('RATE_LIMIT_PER_DAY', { min: 1, max: 1_000_000_000 }, 'no limit') ?? null,
+    }),
+  });
 }
 
-function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function namespace(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const value = nonEmpty(env, name) ?? fallback;
+/** An absolute URI usable as an XML namespace and in a SOAPAction. */
+function namespace(env: EnvReader, name: string, fallback: string): string {
+  const value = env.text(name) ?? fallback;
   if (!/^[a-z][a-z0-9+.-]*:\S+$/i.test(value) || /["<>&]/.test(value)) throw new ConfigError(`${name} must be an absolute URI (got "${value}")`);
   return value;
 }
 
-/** An optional whole number from 1 to `max`; unset means null. */
-function optionalLimit(env: NodeJS.ProcessEnv, name: string, max: number): number | null {
-  const text = nonEmpty(env, name);
-  if (text === undefined) return null;
-  const value = Number(text);
-  if (!/^\d+$/.test(text) || value < 1 || value > max) throw new ConfigError(`${name} must be a whole number from 1 to ${max}, or unset for no limit (got "${text}")`);
-  return value;
-}
-
-function redisUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = nonEmpty(env, name);
-  if (value === undefined) return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    // The value may hold a password: it is not repeated in the message.
-    throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
-  return value;
-}
-
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const portText = nonEmpty(env, 'PORT') ?? '8080';
+/** The HTTP server: address, links, authentication realm, XML limits. */
+function readServerConfig(env: EnvReader, dataDir: string) {
+  const portText = env.text('PORT') ?? '8080';
   const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT must be a port number (got "${portText}")`);
-
-  const logLevel = nonEmpty(env, 'LOG_LEVEL') ?? 'info';
-  if (!LOG_LEVELS.has(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${[...LOG_LEVELS].join(', ')}`);
-
-  const baseUrlRaw = nonEmpty(env, 'BASE_URL');
-  let baseUrl: string | undefined;
-  if (baseUrlRaw !== undefined) {
-    let parsed: URL;
-    try {
-      parsed = new URL(baseUrlRaw);
-    } catch {
-      throw new ConfigError(`BASE_URL must be an absolute http(s) URL (got "${baseUrlRaw}")`);
-    }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError('BASE_URL must use http or https');
-    baseUrl = baseUrlRaw.replace(/\/+$/, '');
-  }
-
-  const realm = nonEmpty(env, 'AUTH_REALM') ?? 'vehicle-lookup';
-  if (/["\\\r\n]/.test(realm)) throw new ConfigError('AUTH_REALM must not contain quotes, backslashes or line breaks');
-
-  const limitText = nonEmpty(env, 'XML_BODY_LIMIT') ?? '1048576';
-  const xmlBodyLimit = Number(limitText);
-  if (!Number.isInteger(xmlBodyLimit) || xmlBodyLimit < 1024 || xmlBodyLimit > 64 * 1024 * 1024) {
-    throw new ConfigError(`XML_BODY_LIMIT must be a number of bytes from 1024 to 67108864 (got "${limitText}")`);
-  }
-
-  const poolText = nonEmpty(env, 'DB_POOL_SIZE') ?? '10';
-  const dbPoolSize = Number(poolText);
-  if (!Number.isInteger(dbPoolSize) || dbPoolSize < 1 || dbPoolSize > 1000) throw new ConfigError(`DB_POOL_SIZE must be a whole number from 1 to 1000 (got "${poolText}")`);
-
-  const redisKeyPrefix = nonEmpty(env, 'REDIS_KEY_PREFIX') ?? 'vehicle-lookup:';
-  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
-    throw new ConfigError(`REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits and . _ : - (got "${redisKeyPrefix}")`);
-  }
-
-  const workersText = nonEmpty(env, 'WORKERS') ?? '1';
-  const workers = Number(workersText);
-  if (!/^\d+$/.test(workersText) || workers < 1 || workers > MAX_WORKERS) {
-    throw new ConfigError(`WORKERS must be a whole number from 1 to ${MAX_WORKERS} (got "${workersText}")`);
-  }
-
-  const dataDir = resolve(nonEmpty(env, 'DATA_DIR') ?? './data');
-  return Object.freeze({
-    env: Object.freeze({ ...env }),
+  if (!/^\d+$/.test(portText) || port > 65535) throw new ConfigError(`PORT must be a port number (got "${portText}")`);
+  const baseUrl = env.url('BASE_URL', { protocols: ['http', 'https'], description: 'an absolute http(s) URL', trimSlash: true });
+  const authRealm = env.text('AUTH_REALM') ?? 'vehicle-lookup';
+  if (/["\\\r\n]/.test(authRealm)) throw new ConfigError('AUTH_REALM must not contain quotes, backslashes or line breaks');
+  return {
     port,
-    host: nonEmpty(env, 'HOST') ?? '0.0.0.0',
-    dataDir,
-    databaseUrl: nonEmpty(env, 'DATABASE_URL'),
-    dbPoolSize,
-    workers,
+    host: env.text('HOST') ?? '0.0.0.0',
+    workers: env.int('WORKERS', 1, { min: 1, max: MAX_WORKERS }),
     baseUrl,
-    logLevel,
-    authRealm: realm,
-    getCreditsEnabled: bool(env, 'GETCREDITS_ENABLED', true),
-    requireApiKey: bool(env, 'REQUIRE_API_KEY', false),
-    seedOnEmptyStore: bool(env, 'SEED_DEMO', true),
-    imagesDir: resolve(nonEmpty(env, 'IMAGES_DIR') ?? resolve(dataDir, 'images')),
-    trustProxy: bool(env, 'TRUST_PROXY', false),
+    logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    authRealm,
+    trustProxy: env.bool('TRUST_PROXY', false),
+    getCreditsEnabled: env.bool('GETCREDITS_ENABLED', true),
+    requireApiKey: env.bool('REQUIRE_API_KEY', false),
+    seedOnEmptyStore: env.bool('SEED_DEMO', true),
+    imagesDir: resolve(env.text('IMAGES_DIR') ?? resolve(dataDir, 'images')),
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
-    xmlBodyLimit,
-    redisUrl: redisUrl(env, 'REDIS_URL'),
-    redisKeyPrefix,
-    rateLimitDefaults: Object.freeze({
-      perSecond: optionalLimit(env, 'RATE_LIMIT_PER_SECOND', 1_000_000),
-      perDay: optionalLimit(env, 'RATE_LIMIT_PER_DAY', 1_000_000_000),
-    }),
+    xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
+  };
+}
+
+/** Everything: the core, the server, the upstream providers and the offline VIN decoder. */
+export function readConfig(env: EnvReader): Config {
+  const core = readCoreConfig(env);
+  return Object.freeze({
+    ...core,
+    ...readServerConfig(env, core.dataDir),
+    providers: readProviderConfig(env),
+    vin: readVinConfig(env, core.dataDir),
   });
+}
+
+/** The whole configuration (the server); throws ConfigError naming the first invalid variable. */
+export function loadConfig(env: Readonly<NodeJS.ProcessEnv> = process.env): Config {
+  return readConfig(new EnvReader(env));
+}
+
+/** The core configuration only (CLI commands that manage accounts, credits, records). */
+export function loadCoreConfig(env: Readonly<NodeJS.ProcessEnv>): CoreConfig {
+  return readCoreConfig(new EnvReader(env));
 }

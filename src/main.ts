@@ -73,7 +73,7 @@ async function main(): Promise<void> {
  */
 async function firstStart(config: Config, built: BuiltApp): Promise<string | undefined> {
   // Unpacks the offline VIN database on first start, before any request can need it (issue 4).
-  await prepareVinDatabase(config.env, built.app.log);
+  await prepareVinDatabase(config.vin, built.app.log);
   if (!config.seedOnEmptyStore) return undefined;
   const seeded = await seedOnce(built.services, built.app.log);
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;

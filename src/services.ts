@@ -14,8 +14,10 @@ import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { RecordCache } from './providers/local/record-cache.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
+import type { ProviderConfig } from './providers/upstream/provider-config.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
 import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
+import type { VinConfig } from './providers/vin-offline/vin-config.js';
 import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js';
 import { RateLimiter, type RateCounters, type RateLimitDefaults } from './rate-limit/rate-limiter.js';
 import type { SharedCache } from './redis/shared-cache.js';
@@ -23,14 +25,21 @@ import type { Clock } from './shared/clock.js';
 import { ChangeSnapshot } from './storage/change-snapshot.js';
 import type { Storage } from './storage/create-database.js';
 
-export interface ServiceOptions {
+/** What the core services need: accounts, credits, records, test plates and imports. */
+export interface CoreServiceOptions {
   readonly clock: Clock;
-  /** Where providers read their settings (Config.env); default: the process environment. */
-  readonly env?: Readonly<NodeJS.ProcessEnv>;
-  readonly requireApiKeyEverywhere: boolean;
-  readonly observer?: LookupObserver;
   /** Account changes shared between instances (Redis); without it, each process sees its own. */
   readonly accountChanges?: AccountChangeFeed;
+}
+
+/** The core's options plus what the lookup pipeline needs (the server's; Config holds them). */
+export interface ServiceOptions extends CoreServiceOptions {
+  readonly requireApiKeyEverywhere: boolean;
+  readonly observer?: LookupObserver;
+  /** The upstream providers (Config.providers); default: none, lookups answer from the store only. */
+  readonly providers?: ProviderConfig;
+  /** Offline VIN decoding (Config.vin); default: off. */
+  readonly vin?: VinConfig;
   /** Where rate-limit counts live (Redis); default: this process. */
   readonly rateCounters?: RateCounters;
   /** Limits of accounts without their own (RATE_LIMIT_PER_SECOND / RATE_LIMIT_PER_DAY). */
@@ -39,22 +48,38 @@ export interface ServiceOptions {
   readonly sharedCache?: SharedCache;
 }
 
-/** Everything below the adapters, wired once; the server and the CLI both use it. */
-export interface Services {
+/**
+ * The services every CLI command and the server share: the store, accounts and credits, records,
+ * test plates and the JSON Lines importer. Building them reads no provider configuration.
+ */
+export interface CoreServices {
   readonly storage: Storage;
   readonly catalogue: Catalogue;
   readonly records: RecordRepository;
   readonly testPlates: TestPlates;
   readonly accounts: AccountService;
-  readonly pipeline: LookupPipeline;
   readonly importer: JsonlImporter;
+}
+
+/** The core plus the lookup pipeline and its providers, wired once (the server). */
+export interface Services extends CoreServices {
+  readonly pipeline: LookupPipeline;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
   readonly sharedCache: SharedCache | undefined;
   /** Stops what the services started (the offline VIN database); the storage is closed by its owner. */
   close(): Promise<void>;
 }
 
-export function createServices(storage: Storage, options: ServiceOptions): Services {
+/** The core and the in-process caches the lookup part reads through (and the core keeps fresh). */
+interface Core {
+  readonly services: CoreServices;
+  readonly ledger: CreditLedgerRepository;
+  readonly accountCache: AccountCache;
+  readonly changes: ChangeSnapshot;
+  readonly recordCache: RecordCache;
+}
+
+function buildCore(storage: Storage, options: CoreServiceOptions): Core {
   const { db } = storage;
   const catalogue = new Catalogue();
   const accountRepository = new AccountRepository(db);
@@ -72,21 +97,52 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     accountCache.invalidate(username);
     await options.accountChanges?.publish(username);
   };
-  const testPlates = new TestPlates(records, changes.current);
   const recordCache = new RecordCache(changes.current);
-  const local = new LocalStoreProvider(records, recordCache);
+  const services: CoreServices = {
+    storage,
+    catalogue,
+    records,
+    testPlates: new TestPlates(records, changes.current),
+    accounts: new AccountService(storage, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
+    importer: new JsonlImporter(new RecordValidator(catalogue), records, storage, options.clock, () => {
+      recordCache.clear();
+    }),
+  };
+  return { services, ledger, accountCache, changes, recordCache };
+}
+
+/** The core services alone: what the CLI's account, credit, test-plate and import commands use. */
+export function createCoreServices(storage: Storage, options: CoreServiceOptions): CoreServices {
+  return buildCore(storage, options).services;
+}
+
+/** Without a provider configuration (tests, benches): no upstream, and /readyz lists none. */
+const NO_UPSTREAM_PROVIDERS: ProviderConfig = { disabled: [] };
+/** Without a VIN configuration: offline decoding off, so no database file is ever opened. */
+const VIN_OFF: VinConfig = { enabled: false, databasePath: '', explicitPath: false };
+
+/** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
+export function createServices(storage: Storage, options: ServiceOptions): Services {
+  const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
+  const local = new LocalStoreProvider(core.records, recordCache);
   // Upstream and offline providers register here, one line each (issue 4).
-  const env = options.env ?? process.env;
-  const vin = offlineVinRegistration(env, options.clock);
+  const vin = offlineVinRegistration(options.vin ?? VIN_OFF, options.clock);
   const registrations: ProviderRegistration[] = [
     vin,
-    ...upstreamRegistrations({ db, clock: options.clock, env, observer: options.observer, sharedCache: options.sharedCache, vinOffline: vin.provider }),
+    ...upstreamRegistrations({
+      db: storage.db,
+      clock: options.clock,
+      config: options.providers ?? NO_UPSTREAM_PROVIDERS,
+      observer: options.observer,
+      sharedCache: options.sharedCache,
+      vinOffline: vin.provider,
+    }),
   ];
   const pipeline = new LookupPipeline({
-    catalogue,
+    catalogue: core.catalogue,
     accounts: accountCache,
     debits: new DebitBatcher(new DebitWriter(storage, ledger)),
-    testPlates,
+    testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
@@ -97,15 +153,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
   });
   return {
-    storage,
-    catalogue,
-    records,
-    testPlates,
-    accounts: new AccountService(storage, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
+    ...core,
     pipeline,
-    importer: new JsonlImporter(new RecordValidator(catalogue), records, storage, options.clock, () => {
-      recordCache.clear();
-    }),
     sharedCache: options.sharedCache,
     close: () => {
       (vin.provider as { close?: () => void }).close?.();

@@ -1,6 +1,6 @@
-import { loadConfig } from '../config.js';
+import { loadCoreConfig, type CoreConfig } from '../config.js';
 import { openRedis } from '../redis/redis-services.js';
-import { createServices, type Services } from '../services.js';
+import { createCoreServices, type CoreServices } from '../services.js';
 import { systemClock } from '../shared/clock.js';
 import { openStorage } from '../storage/create-database.js';
 
@@ -22,12 +22,14 @@ export const processOutput: CliOutput = {
 };
 
 /**
- * Opens the configured store (DATA_DIR / DATABASE_URL), runs `work`, and always closes it. With
- * REDIS_URL, account changes are announced to the running instances as the server announces its own
+ * Opens the configured store (DATA_DIR / DATABASE_URL), runs `work` with the core services, and
+ * always closes it. It reads only the core configuration (store, Redis, rate limits) and builds no
+ * lookup pipeline, so provider settings cannot stop an account or import command. With REDIS_URL,
+ * account changes are announced to the running instances as the server announces its own
  * (connecting only when a command changes an account); a failure to announce is a warning on `io`.
  */
-export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>, io: CliOutput = processOutput): Promise<T> {
-  const config = loadConfig(env);
+export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: CoreServices, config: CoreConfig) => Promise<T>, io: CliOutput = processOutput): Promise<T> {
+  const config = loadCoreConfig(env);
   const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize });
   const redis =
     config.redisUrl === undefined
@@ -46,17 +48,7 @@ export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: S
           },
         );
   try {
-    const services = createServices(storage, {
-      clock: systemClock,
-      env: config.env,
-      requireApiKeyEverywhere: config.requireApiKey,
-      ...(redis ? { accountChanges: redis.accountChanges } : {}),
-    });
-    try {
-      return await work(services);
-    } finally {
-      await services.close();
-    }
+    return await work(createCoreServices(storage, { clock: systemClock, ...(redis ? { accountChanges: redis.accountChanges } : {}) }), config);
   } finally {
     await redis?.close();
     await storage.close();

@@ -32,7 +32,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
 }
 
 /** Runs the CLI; returns the exit code (0 ok, 1 failed, 2 usage error). */
-export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, io: CliOutput = processOutput): Promise<number> {
+export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io: CliOutput = processOutput): Promise<number> {
   const program = buildProgram(env, io);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -1,21 +1,55 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
 import { buildProgram } from '../../src/cli/program.js';
+import { EnvReader, readConfig } from '../../src/config.js';
 import { Metrics } from '../../src/ops/metrics.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const README = read('README.md');
 const OPERATING = read('docs/operating.md');
 
-/** The environment variables src/config.ts reads, found in its source so a new one cannot hide. */
+/** Turns every upstream provider on, so the configuration reads each provider's own settings too. */
+const EVERY_PROVIDER_ON = {
+  DVLA_API_KEY: 'dvla-key',
+  DVSA_CLIENT_ID: 'id',
+  DVSA_CLIENT_SECRET: 'secret',
+  DVSA_API_KEY: 'dvsa-key',
+  DVSA_TOKEN_URL: 'https://login.example/token',
+  RDW_ENABLED: 'true',
+  NHTSA_ONLINE: 'true',
+  VEGVESEN_API_KEY: 'svv-key',
+};
+
+/** The source files under src/, relative to the repository root. */
+function sourceFiles(dir = 'src'): string[] {
+  return readdirSync(new URL(`../../${dir}`, import.meta.url), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(`${dir}/${entry.name}`) : /\.[cm]?[jt]s$/.test(entry.name) ? [`${dir}/${entry.name}`] : [],
+  );
+}
+
+/**
+ * Every environment variable the service reads: the names the whole configuration asks its
+ * EnvReader for with every provider on, plus every name written literally in a reader call
+ * anywhere in src/ (so a variable read only on a path this environment does not take still counts).
+ * Helpers taking `(env, 'NAME', ...)` count when NAME has an underscore (a prefix such as 'DVLA'
+ * handed to readUpstreamSettings has none).
+ */
 function configVariables(): string[] {
-  const source = read('src/config.ts');
-  // Helpers take `(env, 'NAME', ...)`; direct reads are `env.NAME` or `env['NAME']`.
-  const patterns = [/\(env, '([A-Z][A-Z0-9_]*)'/g, /\benv\.([A-Z][A-Z0-9_]*)\b/g, /\benv\['([A-Z][A-Z0-9_]*)'\]/g];
-  return [...new Set(patterns.flatMap((pattern) => [...source.matchAll(pattern)].map((m) => m[1] ?? '')))];
+  const reader = new EnvReader(EVERY_PROVIDER_ON);
+  readConfig(reader);
+  const literal = sourceFiles().flatMap((file) =>
+    [...read(file).matchAll(/\benv\.(?:text|bool|int|optionalInt|oneOf|matching|url|urlOr|headerSecret)\(\s*'([A-Z][A-Z0-9_]*)'|\(env, '([A-Z][A-Z0-9]*_[A-Z0-9_]*)'/g)].map((m) => m[1] ?? m[2] ?? ''),
+  );
+  return [...new Set([...reader.names, ...literal])];
+}
+
+/** The variables the README's configuration table documents: every backticked name in a row's first cell. */
+function documentedVariables(): string[] {
+  const table = section(README, 'Configuration');
+  return [...table.matchAll(/^\| ([^|]+) \|/gm)].flatMap((row) => [...(row[1] ?? '').matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1] ?? ''));
 }
 
 /** The section of a markdown document under a `## heading`, up to the next `## `. */
@@ -35,12 +69,21 @@ function commandPaths(command: Command, prefix: readonly string[] = []): string[
 }
 
 describe('README', () => {
-  it('documents every environment variable src/config.ts reads, and no other', () => {
-    const read = configVariables();
-    expect(read.length).toBeGreaterThan(10);
-    const table = section(README, 'Configuration');
-    const documented = [...table.matchAll(/^\| `([A-Z_]+)` \|/gm)].map((m) => m[1]);
-    expect(documented.sort()).toEqual([...read].sort());
+  it('documents every environment variable the configuration reads in its one table, and no other', () => {
+    const readByCode = configVariables();
+    expect(readByCode).toEqual(expect.arrayContaining(['PORT', 'DATABASE_URL', 'REDIS_URL', 'DVSA_CLIENT_ID', 'NHTSA_BREAKER_OPEN_S', 'VIN_DB_PATH']));
+    const documented = documentedVariables();
+    expect(documented.length, 'each variable once').toBe(new Set(documented).size);
+    const missing = readByCode.filter((name) => !documented.includes(name));
+    const extra = documented.filter((name) => !readByCode.includes(name));
+    expect({ missing, extra }).toEqual({ missing: [], extra: [] });
+  });
+
+  it('reads the environment only through the configuration (src/config.ts), nowhere below it', () => {
+    // The entry points hand process.env to loadConfig / runCli; everything else gets typed config.
+    const allowed = new Set(['src/config.ts', 'src/cli/main.ts']);
+    const readers = sourceFiles().filter((file) => !allowed.has(file) && /\bprocess\.env\b/.test(read(file)));
+    expect(readers).toEqual([]);
   });
 
   it('has a CLI table row for every command of the vehicle-lookup program', () => {
@@ -71,4 +114,18 @@ describe('README', () => {
       for (const name of own) expect(doc).toContain(name);
     }
   });
+
+  it('the Layout section names every folder and top-level file of src/ and every project folder, and nothing that is gone', () => {
+    const block = /```\n(src\/[\s\S]*?)```/.exec(section(README, 'Layout'))?.[1] ?? '';
+    // "  name/ ..." under src/, "name/ ..." at the root; continuation lines start with more spaces.
+    const srcEntries = [...block.matchAll(/^ {2}([a-z][\w.-]*\/?)/gm)].map((m) => m[1] ?? '');
+    const rootEntries = [...block.matchAll(/^([a-z][\w.-]*\/)/gm)].map((m) => m[1] ?? '');
+    const root = new URL('../../', import.meta.url);
+    const list = (dir: URL): string[] => readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
+    const src = list(new URL('src/', root)).filter((name) => name.endsWith('/') || name.endsWith('.ts'));
+    expect(srcEntries.sort()).toEqual(src.sort());
+    const projectFolders = list(root).filter((name) => name.endsWith('/') && !name.startsWith('.') && !['node_modules/', 'data/'].includes(name));
+    expect(rootEntries.sort()).toEqual(projectFolders.sort());
+  });
 });
+

@@ -22,7 +22,7 @@ describe('caches on SQLite and a second connection in the same process', () => {
     await t.importRecords([{ operation: 'CheckFrance', key: { RegistrationNumber: 'AB123CD' }, vehicle: VEHICLE }]);
     key = await t.account('fresh', 10);
     const storage = await openStorage({ dataDir: t.dataDir, databaseUrl: `sqlite:${join(t.dataDir, 'vehicle-lookup.sqlite')}` });
-    other = { storage, services: createServices(storage, { clock: systemClock, requireApiKeyEverywhere: false, env: {} }) };
+    other = { storage, services: createServices(storage, { clock: systemClock, requireApiKeyEverywhere: false }) };
   });
   afterEach(async () => {
     await other.storage.close();

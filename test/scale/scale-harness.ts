@@ -1,6 +1,6 @@
 /**
  * What the scale tests share: real server processes (started as `npm start` does, like
- * test/e2e/server-start.test.ts), one store for several of them (SQLite under one DATA_DIR, or a
+ * test/e2e/server-start.slow.test.ts), one store for several of them (SQLite under one DATA_DIR, or a
  * fresh PostgreSQL database), lookups over JSON, SOAP 1.1 and HTTP GET with a request id of our
  * own on each, and what the store holds afterwards.
  */

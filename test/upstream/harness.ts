@@ -6,6 +6,7 @@ import type { Provider } from '../../src/providers/provider.js';
 import { upstreamLogListener } from '../../src/providers/upstream/upstream-log.js';
 import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.js';
 import { upstreamRegistrations } from '../../src/providers/upstream/upstream-registrations.js';
+import { loadProviderConfig } from '../../src/providers/upstream/provider-config.js';
 import type { Clock } from '../../src/shared/clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { FakeDvla } from '../fakes/fake-dvla.js';
@@ -106,7 +107,7 @@ export async function ukProviders(env: Record<string, string>, clock: Clock = ne
   const monitor = new UpstreamMonitor(() => clock.now());
   const { logger, text } = captureLogger();
   monitor.subscribe(upstreamLogListener(logger));
-  const registrations = upstreamRegistrations({ db: store.db, clock, env, observer: { upstream: monitor } });
+  const registrations = upstreamRegistrations({ db: store.db, clock, config: loadProviderConfig(env), observer: { upstream: monitor } });
   const find = (name: string): Provider | undefined => registrations.find((r) => r.operations.includes(name))?.provider;
   const check = find('Check');
   if (!check) throw new Error('no Check provider registered');

@@ -56,8 +56,21 @@ describe('upstream provider configuration', () => {
     const off = loadProviderConfig({ RDW_ENABLED: 'false', RDW_BASE_URL: 'https://rdw.example', NHTSA_BASE_URL: 'https://vpic.example' });
     expect(off.rdw).toBeUndefined();
     expect(off.nhtsa).toBeUndefined();
-    expect(() => loadProviderConfig({ RDW_ENABLED: 'yes' })).toThrow(/RDW_ENABLED must be true or false/);
-    expect(() => loadProviderConfig({ NHTSA_ONLINE: '1' })).toThrow(/NHTSA_ONLINE must be true or false/);
+    expect(() => loadProviderConfig({ RDW_ENABLED: 'maybe' })).toThrow(/RDW_ENABLED must be true or false \(got "maybe"\)/);
+    expect(() => loadProviderConfig({ NHTSA_ONLINE: '2' })).toThrow(/NHTSA_ONLINE must be true or false/);
     expect(() => loadProviderConfig({ VEGVESEN_API_KEY: 'two words' })).toThrow(/VEGVESEN_API_KEY may hold only visible ASCII/);
+  });
+
+  it('reads RDW_ENABLED and NHTSA_ONLINE as every other boolean: yes/no, on/off and 1/0 too (issue 14)', () => {
+    for (const on of ['yes', 'On', '1', 'TRUE']) {
+      const config = loadProviderConfig({ RDW_ENABLED: on, NHTSA_ONLINE: on });
+      expect(config.rdw, on).toBeDefined();
+      expect(config.nhtsa, on).toBeDefined();
+    }
+    for (const off of ['no', 'off', '0', 'False', ' ']) {
+      const config = loadProviderConfig({ RDW_ENABLED: off, NHTSA_ONLINE: off });
+      expect(config.rdw, off).toBeUndefined();
+      expect(config.nhtsa, off).toBeUndefined();
+    }
   });
 });

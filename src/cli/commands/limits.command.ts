@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import type { AccountRateLimits } from '../../accounts/account.js';
 import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND } from '../../accounts/account.service.js';
-import { loadConfig } from '../../config.js';
 import { effectiveLimits, type RateLimitDefaults } from '../../rate-limit/rate-limiter.js';
 import { CliError, parsePositiveInt, withServices, type CliOutput } from '../cli-context.js';
 
@@ -54,9 +53,12 @@ export function registerLimitsCommand(program: Command, env: NodeJS.ProcessEnv, 
     .description('show or set the rate limits of an account; without options, show them')
     .action(async (name: string, opts: LimitsOptions) => {
       const change = requestedChange(opts);
-      const config = loadConfig(env);
+      const { account, config } = await withServices(
+        env,
+        async (s, config) => ({ account: change ? await s.accounts.setRateLimits(name, change) : await s.accounts.show(name), config }),
+        io,
+      );
       const defaults: RateLimitDefaults = config.rateLimitDefaults;
-      const account = await withServices(env, (s) => (change ? s.accounts.setRateLimits(name, change) : s.accounts.show(name)), io);
       const own = account.rateLimits;
       if (opts.json) {
         io.out(JSON.stringify({ username: account.username, account: own, effective: effectiveLimits(own, defaults) }));

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig, type Config } from '../../config.js';
+import { loadCoreConfig, type CoreConfig } from '../../config.js';
 import { isPostgresUrl, openStorage, type Storage } from '../../storage/create-database.js';
 import { copyStore, rowsText, StoreCopyError, type StoreCopySummary } from '../../storage/store-copy.js';
 import { CliError, CliExit, parsePositiveInt, type CliOutput } from '../cli-context.js';
@@ -14,7 +14,7 @@ interface MigrateStoreOptions {
 }
 
 /** The SQLite file to copy: --from, else the configured store (DATABASE_URL when SQLite, else DATA_DIR's). */
-function sourcePath(from: string | undefined, config: Config): string {
+function sourcePath(from: string | undefined, config: CoreConfig): string {
   const given = from ?? config.databaseUrl;
   if (given !== undefined && isPostgresUrl(given)) {
     throw new CliError(
@@ -52,7 +52,7 @@ export function registerMigrateStoreCommand(program: Command, env: NodeJS.Proces
     .action(async (opts: MigrateStoreOptions) => {
       if (!isPostgresUrl(opts.to)) throw new CliError(`--to must be a postgres:// or postgresql:// URL (got "${opts.to}")`);
       const batchRows = parsePositiveInt(opts.batchSize, '--batch-size');
-      const config = loadConfig(env);
+      const config = loadCoreConfig(env);
       const path = sourcePath(opts.from, config);
       // openStorage would create an empty store for a mistyped path and copy nothing.
       if (!existsSync(path)) throw new CliError(`no SQLite store at ${path}`);

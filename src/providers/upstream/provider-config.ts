@@ -1,10 +1,11 @@
-import { ConfigError } from '../../config.js';
+import { ConfigError, EnvReader } from '../../config/env-reader.js';
 import type { UpstreamSettings } from './upstream-source.js';
 
 /**
- * Upstream provider configuration, read once from the environment. Every variable is documented
- * in docs/providers.md ("Configuration"). A provider is enabled when its credentials are set;
- * messages name variables, never their values (they may be secrets).
+ * Upstream provider configuration, read once at start-up with the parsers every part of the
+ * configuration shares (src/config/env-reader.ts). Every variable is in README "Configuration"
+ * and docs/providers.md. A provider is enabled when its credentials are set (RDW and NHTSA, which
+ * need none, when switched on); messages name variables, never their values (they may be secrets).
  */
 
 /** DVLA Vehicle Enquiry Service (upstream-sources.md §1). */
@@ -61,61 +62,25 @@ export interface UpstreamDefaults {
   readonly breakerOpenS?: number;
 }
 
-/** Env var reader shared with the next providers (RDW, NHTSA, Statens vegvesen). */
-export function envValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-}
-
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = envValue(env, name);
-  if (raw === undefined) return fallback;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n < min || n > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
-  return n;
-}
-
-/**
- * A credential sent in an HTTP header: visible ASCII only. Checked at start-up because fetch
- * would otherwise refuse every request, with the value in its error message.
- */
-export function headerSecret(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const value = envValue(env, name);
-  if (value !== undefined && !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(`${name} may hold only visible ASCII characters (no spaces or line breaks)`);
-  return value;
-}
-
-/** An absolute http(s) URL without a trailing slash. The value is not echoed: it may hold a password. */
-export function httpUrl(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
-  const raw = envValue(env, name) ?? fallback;
-  let parsed: URL;
-  try {
-    parsed = new URL(raw);
-  } catch {
-    throw new ConfigError(`${name} must be an absolute http(s) URL`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new ConfigError(`${name} must use http or https`);
-  if (parsed.search !== '' || parsed.hash !== '') throw new ConfigError(`${name} must not have a query or fragment`);
-  return raw.replace(/\/+$/, '');
-}
+const HTTP_URL = { protocols: ['http', 'https'], description: 'an absolute http(s) URL', noQuery: true, trimSlash: true } as const;
 
 /**
  * The common settings of one upstream from `<PREFIX>_BASE_URL`, `_TIMEOUT_MS`, `_BUDGET_MS`,
  * `_CACHE_TTL_S`, `_NOT_FOUND_TTL_S`, `_BREAKER_FAILURES` and `_BREAKER_OPEN_S`.
  */
-export function readUpstreamSettings(env: NodeJS.ProcessEnv, prefix: string, name: string, defaults: UpstreamDefaults): UpstreamSettings {
-  const timeoutMs = wholeNumber(env, `${prefix}_TIMEOUT_MS`, defaults.timeoutMs ?? 5000, 50, 120_000);
-  const budgetMs = wholeNumber(env, `${prefix}_BUDGET_MS`, defaults.budgetMs ?? Math.max(12_000, timeoutMs), 50, 300_000);
+export function readUpstreamSettings(env: EnvReader, prefix: string, name: string, defaults: UpstreamDefaults): UpstreamSettings {
+  const timeoutMs = env.int(`${prefix}_TIMEOUT_MS`, defaults.timeoutMs ?? 5000, { min: 50, max: 120_000 });
+  const budgetMs = env.int(`${prefix}_BUDGET_MS`, defaults.budgetMs ?? Math.max(12_000, timeoutMs), { min: 50, max: 300_000 });
   if (budgetMs < timeoutMs) throw new ConfigError(`${prefix}_BUDGET_MS must be at least ${prefix}_TIMEOUT_MS`);
   return {
     name,
-    baseUrl: httpUrl(env, `${prefix}_BASE_URL`, defaults.baseUrl),
+    baseUrl: env.urlOr(`${prefix}_BASE_URL`, defaults.baseUrl, HTTP_URL),
     timeoutMs,
     budgetMs,
-    cacheTtlS: wholeNumber(env, `${prefix}_CACHE_TTL_S`, defaults.cacheTtlS ?? 86_400, 0, 31_536_000),
-    notFoundTtlS: wholeNumber(env, `${prefix}_NOT_FOUND_TTL_S`, defaults.notFoundTtlS ?? 3600, 0, 31_536_000),
-    breakerFailures: wholeNumber(env, `${prefix}_BREAKER_FAILURES`, defaults.breakerFailures ?? 5, 1, 1000),
-    breakerOpenMs: wholeNumber(env, `${prefix}_BREAKER_OPEN_S`, defaults.breakerOpenS ?? 30, 0, 86_400) * 1000,
+    cacheTtlS: env.int(`${prefix}_CACHE_TTL_S`, defaults.cacheTtlS ?? 86_400, { min: 0, max: 31_536_000 }),
+    notFoundTtlS: env.int(`${prefix}_NOT_FOUND_TTL_S`, defaults.notFoundTtlS ?? 3600, { min: 0, max: 31_536_000 }),
+    breakerFailures: env.int(`${prefix}_BREAKER_FAILURES`, defaults.breakerFailures ?? 5, { min: 1, max: 1000 }),
+    breakerOpenMs: env.int(`${prefix}_BREAKER_OPEN_S`, defaults.breakerOpenS ?? 30, { min: 0, max: 86_400 }) * 1000,
   };
 }
 
@@ -130,59 +95,57 @@ export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
 const DVSA_CREDENTIALS = ['DVSA_CLIENT_ID', 'DVSA_CLIENT_SECRET', 'DVSA_API_KEY', 'DVSA_TOKEN_URL'] as const;
 
 /** Reads the configuration of every upstream provider. Throws ConfigError for invalid values. */
-export function loadProviderConfig(env: NodeJS.ProcessEnv = process.env): ProviderConfig {
+export function readProviderConfig(env: EnvReader): ProviderConfig {
   const disabled: Array<{ provider: string; reason: string }> = [];
 
   let dvla: DvlaConfig | undefined;
-  const dvlaKey = headerSecret(env, 'DVLA_API_KEY');
+  const dvlaKey = env.headerSecret('DVLA_API_KEY');
   if (dvlaKey === undefined) disabled.push({ provider: 'dvla', reason: 'DVLA_API_KEY is not set' });
   else dvla = { apiKey: dvlaKey, settings: readUpstreamSettings(env, 'DVLA', 'dvla', { baseUrl: DVLA_DEFAULT_BASE_URL }) };
 
   let dvsaMot: DvsaMotConfig | undefined;
-  const missing = DVSA_CREDENTIALS.filter((name) => envValue(env, name) === undefined);
+  const missing = DVSA_CREDENTIALS.filter((name) => env.text(name) === undefined);
   if (missing.length === DVSA_CREDENTIALS.length) {
     disabled.push({ provider: 'dvsa-mot', reason: `${DVSA_CREDENTIALS.join(', ')} are not set` });
   } else if (missing.length > 0) {
     throw new ConfigError(`the DVSA MOT history API needs ${DVSA_CREDENTIALS.join(', ')}; missing: ${missing.join(', ')}`);
   } else {
     dvsaMot = {
-      clientId: envValue(env, 'DVSA_CLIENT_ID') ?? '',
-      clientSecret: envValue(env, 'DVSA_CLIENT_SECRET') ?? '',
-      apiKey: headerSecret(env, 'DVSA_API_KEY') ?? '',
-      tokenUrl: httpUrl(env, 'DVSA_TOKEN_URL', ''),
-      scope: envValue(env, 'DVSA_SCOPE') ?? DVSA_DEFAULT_SCOPE,
+      clientId: env.text('DVSA_CLIENT_ID') ?? '',
+      clientSecret: env.text('DVSA_CLIENT_SECRET') ?? '',
+      apiKey: env.headerSecret('DVSA_API_KEY') ?? '',
+      tokenUrl: env.urlOr('DVSA_TOKEN_URL', '', HTTP_URL),
+      scope: env.text('DVSA_SCOPE') ?? DVSA_DEFAULT_SCOPE,
       settings: readUpstreamSettings(env, 'DVSA', 'dvsa-mot', { baseUrl: DVSA_DEFAULT_BASE_URL }),
     };
   }
   const rdw = readRdw(env, disabled);
   const vegvesen = readVegvesen(env, disabled);
-  const nhtsa = switchedOn(env, 'NHTSA_ONLINE') ? { settings: readUpstreamSettings(env, 'NHTSA', 'nhtsa', { baseUrl: NHTSA_DEFAULT_BASE_URL }) } : undefined;
+  const nhtsa = env.bool('NHTSA_ONLINE', false) ? { settings: readUpstreamSettings(env, 'NHTSA', 'nhtsa', { baseUrl: NHTSA_DEFAULT_BASE_URL }) } : undefined;
   if (!nhtsa) disabled.push({ provider: 'nhtsa', reason: 'NHTSA_ONLINE is not true' });
   return { ...(dvla ? { dvla } : {}), ...(dvsaMot ? { dvsaMot } : {}), ...(rdw ? { rdw } : {}), ...(vegvesen ? { vegvesen } : {}), ...(nhtsa ? { nhtsa } : {}), disabled };
 }
 
-/** A true/false switch (unset = false). */
-function switchedOn(env: NodeJS.ProcessEnv, name: string): boolean {
-  const value = envValue(env, name)?.toLowerCase();
-  if (value !== undefined && value !== 'true' && value !== 'false') throw new ConfigError(`${name} must be true or false`);
-  return value === 'true';
+/** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */
+export function loadProviderConfig(env: Readonly<NodeJS.ProcessEnv>): ProviderConfig {
+  return readProviderConfig(new EnvReader(env));
 }
 
 /**
  * RDW needs no credentials, so it is switched on explicitly (RDW_ENABLED=true): a service should
  * not start sending plates to a third party because it was upgraded.
  */
-function readRdw(env: NodeJS.ProcessEnv, disabled: Array<{ provider: string; reason: string }>): RdwConfig | undefined {
-  if (!switchedOn(env, 'RDW_ENABLED')) {
+function readRdw(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): RdwConfig | undefined {
+  if (!env.bool('RDW_ENABLED', false)) {
     disabled.push({ provider: 'rdw', reason: 'RDW_ENABLED is not true' });
     return undefined;
   }
-  const appToken = headerSecret(env, 'RDW_APP_TOKEN');
+  const appToken = env.headerSecret('RDW_APP_TOKEN');
   return { settings: readUpstreamSettings(env, 'RDW', 'rdw', { baseUrl: RDW_DEFAULT_BASE_URL }), ...(appToken !== undefined ? { appToken } : {}) };
 }
 
-function readVegvesen(env: NodeJS.ProcessEnv, disabled: Array<{ provider: string; reason: string }>): VegvesenConfig | undefined {
-  const apiKey = headerSecret(env, 'VEGVESEN_API_KEY');
+function readVegvesen(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): VegvesenConfig | undefined {
+  const apiKey = env.headerSecret('VEGVESEN_API_KEY');
   if (apiKey === undefined) {
     disabled.push({ provider: 'vegvesen', reason: 'VEGVESEN_API_KEY is not set' });
     return undefined;

@@ -13,7 +13,7 @@ import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
 import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
-import { loadProviderConfig, type ProviderConfig } from './provider-config.js';
+import type { ProviderConfig } from './provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';
@@ -21,8 +21,8 @@ import type { UpstreamContext } from './upstream-source.js';
 export interface UpstreamDeps {
   readonly db: Db;
   readonly clock: Clock;
-  /** Where the operator's settings come from (process.env in the service). */
-  readonly env: NodeJS.ProcessEnv;
+  /** The operator's provider settings (Config.providers). */
+  readonly config: ProviderConfig;
   /**
    * The app's lookup observer: when it carries an UpstreamMonitor (the app's Metrics does, see
    * `monitorOf`), providers report to it, so /metrics and /readyz show them.
@@ -56,11 +56,11 @@ function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): 
 
 /**
  * The upstream providers the operator configured, as registrations for `providerChains` (each
- * after the local store). Reads the configuration (throws ConfigError when it is invalid) and
- * builds nothing that touches the network until a lookup asks. Add a country's providers here.
+ * after the local store), from the configuration read at start-up; builds nothing that touches
+ * the network until a lookup asks. Add a country's providers here.
  */
 export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[] {
-  const config = loadProviderConfig(deps.env);
+  const { config } = deps;
   const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
   for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
   const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache };

@@ -3,7 +3,7 @@ import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Provider, ProviderAnswer } from '../provider.js';
 import type { ProviderRegistration } from '../provider-chains.js';
-import { loadVinConfig } from './vin-config.js';
+import type { VinConfig } from './vin-config.js';
 import type { VinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
 import { decodeVin } from './vin-decoding.js';
 import { vinVehicleJson, type VinVehicleJson } from './vin-vehicle.js';
@@ -88,9 +88,8 @@ function freeze(doc: VinVehicleJson): VinVehicleJson {
 
 /**
  * The entry of src/services.ts `registrations`: VinCheck after the local store, or nothing at all
- * when VIN_DECODER=off. Reads VIN_DECODER, VIN_DB_PATH and DATA_DIR from `env` (vin-config.ts).
+ * when VIN_DECODER=off (Config.vin, vin-config.ts).
  */
-export function offlineVinRegistration(env: NodeJS.ProcessEnv, clock: Clock): ProviderRegistration & { readonly provider: OfflineVinProvider } {
-  const config = loadVinConfig(env);
+export function offlineVinRegistration(config: VinConfig, clock: Clock): ProviderRegistration & { readonly provider: OfflineVinProvider } {
   return { operations: config.enabled ? ['VinCheck'] : [], provider: new OfflineVinProvider(config.databasePath, clock) };
 }

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path';
-import { ConfigError } from '../../config.js';
+import { readDataDir } from '../../config/data-dir.js';
+import { EnvReader } from '../../config/env-reader.js';
 import { corgiPackage } from './vin-database.js';
 
 /** Offline VIN decoding settings (README "Configuration"; docs/vin-decoding.md). */
@@ -12,14 +13,6 @@ export interface VinConfig {
   readonly explicitPath: boolean;
 }
 
-const ON = new Set(['1', 'true', 'yes', 'on']);
-const OFF = new Set(['0', 'false', 'no', 'off']);
-
-function nonEmpty(env: NodeJS.ProcessEnv, name: string): string | undefined {
-  const v = env[name]?.trim();
-  return v === undefined || v === '' ? undefined : v;
-}
-
 /**
  * The default file: `$DATA_DIR/vin/vpic-corgi-<version>.sqlite`. The corgi version is in the
  * name so an upgrade of the package installs its own copy next to (then instead of) the old one.
@@ -29,13 +22,18 @@ export function defaultVinDatabasePath(dataDir: string): string {
 }
 
 /**
- * Reads VIN_DECODER, VIN_DB_PATH and DATA_DIR. DATA_DIR is resolved exactly as src/config.ts
- * resolves it (default ./data), so start-up installs where the provider reads.
+ * Reads VIN_DECODER (a boolean, documented as on/off) and VIN_DB_PATH; the default path is under
+ * the configured DATA_DIR (src/config.ts), so start-up installs where the provider reads.
  */
-export function loadVinConfig(env: NodeJS.ProcessEnv): VinConfig {
-  const raw = nonEmpty(env, 'VIN_DECODER')?.toLowerCase() ?? 'on';
-  if (!ON.has(raw) && !OFF.has(raw)) throw new ConfigError(`VIN_DECODER must be on or off (got "${env.VIN_DECODER ?? ''}")`);
-  const explicit = nonEmpty(env, 'VIN_DB_PATH');
-  const databasePath = explicit !== undefined ? resolve(explicit) : defaultVinDatabasePath(resolve(nonEmpty(env, 'DATA_DIR') ?? './data'));
-  return Object.freeze({ enabled: ON.has(raw), databasePath, explicitPath: explicit !== undefined });
+export function readVinConfig(env: EnvReader, dataDir: string): VinConfig {
+  const enabled = env.bool('VIN_DECODER', true, ['on', 'off']);
+  const explicit = env.text('VIN_DB_PATH');
+  const databasePath = explicit !== undefined ? resolve(explicit) : defaultVinDatabasePath(dataDir);
+  return Object.freeze({ enabled, databasePath, explicitPath: explicit !== undefined });
+}
+
+/** The VIN configuration alone, from an environment (the `vin` CLI commands, tests). */
+export function loadVinConfig(env: Readonly<NodeJS.ProcessEnv>): VinConfig {
+  const reader = new EnvReader(env);
+  return readVinConfig(reader, readDataDir(reader));
 }

@@ -1,4 +1,4 @@
-import { loadVinConfig } from './vin-config.js';
+import type { VinConfig } from './vin-config.js';
 import { installVinDatabase, vinDatabaseStatus } from './vin-database.js';
 
 /** The part of the server's logger (pino) start-up uses. */
@@ -13,8 +13,7 @@ export interface StartupLog {
  * logged and start-up goes on: the rest of the service works, and VinCheck answers from imported
  * records, or "temporarily unavailable", until `vehicle-lookup vin install-db` succeeds.
  */
-export async function prepareVinDatabase(env: NodeJS.ProcessEnv, log: StartupLog): Promise<void> {
-  const config = loadVinConfig(env);
+export async function prepareVinDatabase(config: VinConfig, log: StartupLog): Promise<void> {
   if (!config.enabled) {
     log.info({ vinDecoder: 'off' }, 'offline VIN decoding is off (VIN_DECODER=off)');
     return;

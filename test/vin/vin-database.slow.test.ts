@@ -77,7 +77,7 @@ describe('installing the vPIC database', () => {
   it('a current copy is not unpacked again, at start-up or by the CLI', async () => {
     const before = statSync(installed).mtimeMs;
     const log = capture();
-    await prepareVinDatabase({ DATA_DIR: dataDir.path }, log);
+    await prepareVinDatabase(loadVinConfig({ DATA_DIR: dataDir.path }), log);
     expect(log.lines).toEqual(['info: offline VIN decoding ready']);
     expect((await installVinDatabase(installed)).installed).toBe(false);
     expect(statSync(installed).mtimeMs).toBe(before);
@@ -95,7 +95,7 @@ describe('installing the vPIC database', () => {
     utimesSync(`${installed}.lock`, anHourAgo, anHourAgo);
 
     const log = capture();
-    const [first, second] = await Promise.all([prepareVinDatabase({ DATA_DIR: dataDir.path }, log), installVinDatabase(installed)]);
+    const [first, second] = await Promise.all([prepareVinDatabase(loadVinConfig({ DATA_DIR: dataDir.path }), log), installVinDatabase(installed)]);
     expect(first).toBeUndefined();
     expect(log.lines[0]).toBe('info: installing the offline VIN database (first start only)');
     expect(log.lines.at(-1)).toBe('info: offline VIN decoding ready');
@@ -111,7 +111,7 @@ describe('start-up hook and settings', () => {
     const dir = tempDir();
     try {
       const log = capture();
-      await prepareVinDatabase({ DATA_DIR: dir.path, VIN_DECODER: 'off' }, log);
+      await prepareVinDatabase(loadVinConfig({ DATA_DIR: dir.path, VIN_DECODER: 'off' }), log);
       expect(log.lines).toEqual(['info: offline VIN decoding is off (VIN_DECODER=off)']);
       expect(existsSync(join(dir.path, 'vin'))).toBe(false);
     } finally {
@@ -125,7 +125,7 @@ describe('start-up hook and settings', () => {
       const blocker = join(dir.path, 'not-a-directory');
       writeFileSync(blocker, '');
       const log = capture();
-      await prepareVinDatabase({ VIN_DB_PATH: join(blocker, 'vpic.sqlite') }, log);
+      await prepareVinDatabase(loadVinConfig({ VIN_DB_PATH: join(blocker, 'vpic.sqlite') }), log);
       expect(log.lines.at(-1)).toMatch(/^error: could not install the offline VIN database/);
     } finally {
       dir.remove();
