@@ -13,7 +13,6 @@ import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
 import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
-import { RecordCache } from './providers/local/record-cache.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
 import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
@@ -21,6 +20,7 @@ import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js'
 import { RateLimiter, type RateCounters, type RateLimitDefaults } from './rate-limit/rate-limiter.js';
 import type { SharedCache } from './redis/shared-cache.js';
 import type { Clock } from './shared/clock.js';
+import { VersionedCache } from './shared/versioned-cache.js';
 import { ChangeSnapshot } from './storage/change-snapshot.js';
 import type { Storage } from './storage/create-database.js';
 
@@ -78,8 +78,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     await options.accountChanges?.publish(username);
   };
   const testPlates = new TestPlates(records, changes.current);
-  const recordCache = new RecordCache(changes.current);
-  const local = new LocalStoreProvider(records, recordCache);
+  // Parsed records of the local store, at most 20,000 (lookup-pipeline.ts findRecord).
+  const recordCache = new VersionedCache<unknown>(changes.current, 20_000);
+  const local = new LocalStoreProvider(records);
   // Upstream and offline providers register here, one line each (issue 4).
   const env = options.env ?? process.env;
   const vin = offlineVinRegistration(env, options.clock);
@@ -102,6 +103,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     debits: new DebitBatcher(debitWriter),
     testPlates,
     providersFor: providerChains(local, registrations),
+    recordCache,
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
     ...(options.observer ? { observer: options.observer } : {}),

@@ -5,10 +5,12 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider, ProviderAnswer } from '../providers/provider.js';
+import type { Provider } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
+import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
+import type { VersionedCache } from '../shared/versioned-cache.js';
 import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
@@ -67,6 +69,12 @@ export interface LookupPipelineDeps {
   readonly testPlates: TestPlates;
   /** The providers asked, in order, for an operation. */
   readonly providersFor: (op: OperationDeclaration) => readonly Provider[];
+  /**
+   * Records the first provider of a chain called cacheable, deep-frozen, by dataset and key
+   * (recordCacheKey): a repeated lookup is answered from here without asking any provider.
+   * Cleared by imports in this process; the change counter clears it for other processes' writes.
+   */
+  readonly recordCache: VersionedCache<unknown>;
   readonly clock: Clock;
   /** Operator setting: the XML bindings require the API key for every account. */
   readonly requireApiKeyEverywhere: boolean;
@@ -258,20 +266,31 @@ export class LookupPipeline {
     return account;
   }
 
-  /** The record, at once when the first provider has it at hand (a cached record). */
+  /**
+   * The record, at once when it is cached: no promise on the common path. This is the one fast
+   * path of the providers (they are plain async functions); what it may keep is what the chain's
+   * first provider marked cacheable.
+   */
   private findRecord(query: LookupQuery): unknown {
-    const providers = this.deps.providersFor(query.operation);
-    const first = providers[0]?.find(query);
-    if (first !== undefined && !(first instanceof Promise) && first.status === 'found') return first.record;
-    return this.askProviders(query, providers, first);
+    const cached = this.deps.recordCache.peek(recordCacheKey(query));
+    if (cached !== undefined) return cached;
+    return this.askProviders(query);
   }
 
-  /** Asks the providers in order; `first` is the first one's answer when already asked. */
-  private async askProviders(query: LookupQuery, providers: readonly Provider[], first: ProviderAnswer | Promise<ProviderAnswer> | undefined): Promise<unknown> {
+  /** Asks the providers in order; keeps a cacheable answer of the first one (see findRecord). */
+  private async askProviders(query: LookupQuery): Promise<unknown> {
+    const providers = this.deps.providersFor(query.operation);
+    const mark = this.deps.recordCache.mark();
     let unavailable: string | undefined;
     for (const [i, provider] of providers.entries()) {
-      const answer = i === 0 && first !== undefined ? await first : await provider.find(query);
-      if (answer.status === 'found') return answer.record;
+      const answer = await provider.find(query);
+      if (answer.status === 'found') {
+        if (i > 0 || answer.cacheable !== true) return answer.record;
+        // Frozen: the cached object is shared by every later answer, and nothing may change it.
+        const record = deepFreeze(answer.record);
+        this.deps.recordCache.set(recordCacheKey(query), record, mark);
+        return record;
+      }
       if (answer.status === 'unavailable') unavailable ??= answer.reason;
     }
     const op = query.operation;
@@ -295,6 +314,11 @@ export class LookupPipeline {
       return Object.freeze(result);
     });
   }
+}
+
+/** Operations sharing a dataset share its records (CheckAustralia and CheckAustraliaExtensive). */
+function recordCacheKey(query: LookupQuery): string {
+  return `${query.operation.dataset.name}\u0000${query.key}`;
 }
 
 function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
