@@ -149,7 +149,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });
   const xmlOptions = { endpoints, pipeline: services.pipeline, baseUrl: config.baseUrl, bodyLimit: config.xmlBodyLimit };
-  await app.register(jsonPlugin, { pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
+  await app.register(jsonPlugin, { catalogue: services.catalogue, pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
   await app.register(soapPlugin, xmlOptions);
   await app.register(asmxHttpPlugin, xmlOptions);
   await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });

@@ -98,7 +98,6 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       ? new WorkerDebitWriter(storage.sqliteFile)
       : new InlineDebitWriter(storage, ledger);
   const pipeline = new LookupPipeline({
-    catalogue,
     accounts: accountCache,
     debits: new DebitBatcher(debitWriter),
     testPlates,

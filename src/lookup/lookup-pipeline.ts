@@ -1,13 +1,13 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
 import { verifyApiKey } from '../accounts/api-key.js';
-import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
 import type { VersionedCache } from '../shared/versioned-cache.js';
@@ -31,14 +31,26 @@ export interface BasicCredentials {
   readonly apiKey: string;
 }
 
+/** The operation an adapter resolved from the catalogue, and the arguments it bound for it. */
+export interface BoundCall {
+  readonly operation: OperationDeclaration;
+  readonly args: RawArguments;
+}
+
+/**
+ * An operation the adapter could not resolve (an unknown name) or whose arguments it could not
+ * bind: the error is raised by the pipeline's resolve stage, so it comes after authentication on
+ * the JSON interface, which answers 401 before anything else (interface spec "Authentication").
+ */
+export interface RefusedCall {
+  /** The operation when it was found and only binding failed (named in metrics). */
+  readonly operation: OperationDeclaration | undefined;
+  readonly refusal: LookupError;
+}
+
 /** One lookup as a protocol adapter hands it over. Nothing here is HTTP or XML. */
 export interface LookupRequest {
-  readonly operationName: string;
-  /**
-   * Maps the wire input to parameter values once the operation is known. Throws LookupError
-   * (INVALID_INPUT) when the input has the wrong shape for the operation.
-   */
-  readonly bind: (op: OperationDeclaration) => RawArguments;
+  readonly call: BoundCall | RefusedCall;
   readonly auth: LookupAuth;
   /** `json`, `soap11`, `soap12`, `http-get`, `http-post`: recorded in the ledger and metrics. */
   readonly interface: string;
@@ -63,7 +75,6 @@ export interface LookupObserver {
 }
 
 export interface LookupPipelineDeps {
-  readonly catalogue: Catalogue;
   readonly accounts: AccountCache;
   readonly debits: DebitBatcher;
   readonly testPlates: TestPlates;
@@ -86,9 +97,15 @@ export interface LookupPipelineDeps {
 }
 
 /**
- * authenticate -> validate and normalise -> providers -> debit atomically -> result
- * (DESIGN.md "Shape"). Credits move only after data was found, in one conditional update with its
- * ledger row; every failure before that costs nothing.
+ * One lookup as named stages (docs/architecture.md; DESIGN.md "Shape"):
+ * authenticate -> rate limit -> resolve -> validate -> price -> answer -> shape -> debit.
+ * Credits move only after data was found and shaped, in one conditional update with its ledger
+ * row; every failure before that costs nothing.
+ *
+ * The sync path: a stage whose cache has the answer (the account, the test plates, the record: all
+ * VersionedCache) returns it as a plain value, and `run` awaits only promises. Awaiting a plain
+ * value would still cost a microtask turn per stage, and a promise-returning stage a promise per
+ * request; bench:json and bench:soap measure this path, so keep it.
  */
 export class LookupPipeline {
   /** Results of deep-frozen records, by record, then operation and base URL (see shape). */
@@ -108,12 +125,10 @@ export class LookupPipeline {
   async execute(request: LookupRequest): Promise<LookupOutcome> {
     const started = performance.now();
     this.deps.onLookupStart?.();
-    let operationName = request.operationName;
     try {
       const outcome = await this.run(request);
-      operationName = outcome.operation.name;
       this.deps.observer?.onLookup({
-        operation: operationName,
+        operation: outcome.operation.name,
         interface: request.interface,
         outcome: 'success',
         seconds: (performance.now() - started) / 1000,
@@ -124,7 +139,7 @@ export class LookupPipeline {
       const code = error instanceof LookupError ? error.code : 'INTERNAL';
       this.deps.observer?.onLookup({
         // Unknown names are not echoed into metric labels: that would let callers create series.
-        operation: this.deps.catalogue.find(operationName) ? operationName : 'unknown',
+        operation: request.call.operation?.name ?? 'unknown',
         interface: request.interface,
         outcome: code.toLowerCase(),
         seconds: (performance.now() - started) / 1000,
@@ -134,47 +149,91 @@ export class LookupPipeline {
     }
   }
 
+  /** The stages in order; only promises are awaited (see the class comment). */
   private async run(request: LookupRequest): Promise<LookupOutcome> {
-    // The JSON interface answers 401 before anything else, whatever the method.
-    // The caches answer without a promise on the common path; awaiting a plain value would still
-    // cost a turn of the microtask queue, so only promises are awaited.
-    let account: Account | undefined;
+    let account: Account;
+    let call: BoundCall;
     if (request.auth.mode === 'api-key') {
-      const authenticated = this.authenticateByKey(request.auth.basic);
+      // The JSON interface answers 401 before anything else, whatever the method.
+      const authenticated = this.authenticate(request.auth, undefined);
       account = authenticated instanceof Promise ? await authenticated : authenticated;
-    }
-    if (account) {
-      const limited = this.enforceRateLimit(account, request);
+      const limited = this.rateLimit(account, request);
+      if (limited) await limited;
+      call = this.resolve(request);
+    } else {
+      // The XML bindings name the account in a parameter of the call.
+      call = this.resolve(request);
+      const authenticated = this.authenticate(request.auth, call.args.username);
+      account = authenticated instanceof Promise ? await authenticated : authenticated;
+      const limited = this.rateLimit(account, request);
       if (limited) await limited;
     }
-    const op = this.resolve(request.operationName);
-    const raw = request.bind(op);
-    if (!account) {
-      const authenticated = this.authenticateByUsername(raw.username, request.auth.basic);
-      account = authenticated instanceof Promise ? await authenticated : authenticated;
-      const limited = this.enforceRateLimit(account, request);
-      if (limited) await limited;
-    }
+    const query = this.validate(call);
+    const priced = this.price(account, query);
+    const cost = priced instanceof Promise ? await priced : priced;
+    const answered = this.answer(query);
+    const record: unknown = answered instanceof Promise ? await answered : answered;
+    const result = this.shape(call.operation, record, request.baseUrl);
+    return this.debit(account, query, result, cost, request);
+  }
 
-    const query = buildQuery(op, raw);
+  /** Stage "resolve": the operation and arguments the adapter resolved, or its refusal raised now. */
+  private resolve(request: LookupRequest): BoundCall {
+    const { call } = request;
+    if ('refusal' in call) throw call.refusal;
+    return call;
+  }
+
+  /** Stage "authenticate": the account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
+  private authenticate(auth: LookupAuth, username: string | undefined): MaybePromise<Account> {
+    return auth.mode === 'api-key' ? this.authenticateByKey(auth.basic) : this.authenticateByUsername(username, auth.basic);
+  }
+
+  /** Stage "validate": the caller's values checked and normalised for the operation (lookup-query.ts). */
+  private validate(call: BoundCall): LookupQuery {
+    return buildQuery(call.operation, call.args);
+  }
+
+  /**
+   * Stage "price": what the lookup will cost (0 for a test plate), at once when the test plates are
+   * loaded. Checked before asking the providers so an empty account does not spend upstream quota;
+   * the cached balance may be stale, so a refusal is confirmed from the store. The debit stays the
+   * authoritative check.
+   */
+  private price(account: Account, query: LookupQuery): MaybePromise<number> {
+    const op = query.operation;
     const testPlate = this.deps.testPlates.isTestPlate(op.name, query.key);
-    const cost = (testPlate instanceof Promise ? await testPlate : testPlate) ? 0 : op.cost;
-    // Checked before asking the providers so an empty account does not spend upstream quota; the
-    // cached balance may be stale, so a refusal is confirmed from the store. The debit below is
-    // the authoritative check.
-    if (account.credits < cost) {
-      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
-      if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
-    }
+    if (testPlate instanceof Promise) return testPlate.then((free) => this.affordable(account, free ? 0 : op.cost));
+    return this.affordable(account, testPlate ? 0 : op.cost);
+  }
 
-    const record = this.findRecord(query);
-    const found: unknown = record instanceof Promise ? await (record as Promise<unknown>) : record;
-    const result = this.shape(op, found, request.baseUrl);
+  private affordable(account: Account, cost: number): MaybePromise<number> {
+    if (account.credits >= cost) return cost;
+    return this.confirmCredit(account, cost);
+  }
+
+  private async confirmCredit(account: Account, cost: number): Promise<number> {
+    const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
+    if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
+    return cost;
+  }
+
+  /**
+   * Stage "debit": takes the credits for a found answer, in one conditional update with its ledger
+   * row, and answers after its COMMIT. It runs after shape, so nothing of ours can fail between a
+   * debit and the answer it paid for; an empty ratings search costs nothing.
+   */
+  private debit(account: Account, query: LookupQuery, result: LookupResult, cost: number, request: LookupRequest): MaybePromise<LookupOutcome> {
+    const operation = query.operation;
     const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
-    if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
+    if (charge === 0) return { operation, result, charged: 0, balance: account.credits };
+    return this.commitDebit(account, query, result, charge, request);
+  }
 
+  private async commitDebit(account: Account, query: LookupQuery, result: LookupResult, charge: number, request: LookupRequest): Promise<LookupOutcome> {
+    const operation = query.operation;
     const balance = await this.deps.debits.debit(account.id, charge, {
-      operation: op.name,
+      operation: operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
@@ -185,7 +244,7 @@ export class LookupPipeline {
       throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
     }
     this.deps.accounts.noteBalance(account.username, balance);
-    return { operation: op, result, charged: charge, balance };
+    return { operation, result, charged: charge, balance };
   }
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
@@ -196,20 +255,6 @@ export class LookupPipeline {
     return this.lastIso.iso;
   }
 
-  private resolve(name: string): OperationDeclaration {
-    const op = this.deps.catalogue.find(name);
-    if (op) return op;
-    const near = this.deps.catalogue.findIgnoringCase(name);
-    const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
-    throw new LookupError(
-      'UNKNOWN_OPERATION',
-      near
-        ? `Unknown method ${shown}: method names are case sensitive; did you mean ${near.name}?`
-        : `Unknown method ${shown}`,
-    );
-  }
-
-  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
   private authenticateByKey(basic: BasicCredentials | undefined): Account | Promise<Account> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
     const found = this.deps.accounts.find(basic.username);
@@ -223,7 +268,6 @@ export class LookupPipeline {
     return this.ensureEnabled(account);
   }
 
-  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
   private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Account | Promise<Account> {
     const name = username?.trim() ?? '';
     if (name === '') throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
@@ -242,10 +286,10 @@ export class LookupPipeline {
   }
 
   /**
-   * Counts the request against the account's rate limits (issue 5). Before anything that costs:
-   * a refused request reads no data, asks no upstream and debits nothing.
+   * Stage "rate limit": counts the request against the account's rate limits (issue 5). Before
+   * anything that costs: a refused request reads no data, asks no upstream and debits nothing.
    */
-  private enforceRateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
+  private rateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
     const decision = this.deps.rateLimiter?.check(account);
     // Accounts without limits (the default) get a plain value: nothing to await on the hot path.
     if (decision instanceof Promise) return decision.then((d) => { this.refuseIfLimited(d, account, request); });
@@ -267,11 +311,11 @@ export class LookupPipeline {
   }
 
   /**
-   * The record, at once when it is cached: no promise on the common path. This is the one fast
-   * path of the providers (they are plain async functions); what it may keep is what the chain's
-   * first provider marked cacheable.
+   * Stage "answer": the record, at once when it is cached: no promise on the common path. This is
+   * the one fast path of the providers (they are plain async functions); what it may keep is what
+   * the chain's first provider marked cacheable.
    */
-  private findRecord(query: LookupQuery): unknown {
+  private answer(query: LookupQuery): unknown {
     const cached = this.deps.recordCache.peek(recordCacheKey(query));
     if (cached !== undefined) return cached;
     return this.askProviders(query);
@@ -302,7 +346,8 @@ export class LookupPipeline {
   }
 
   /**
-   * The result of a record for an operation and base URL. A deep-frozen record (the local store's
+   * Stage "shape": the result of a record for an operation and base URL (the mapping itself is
+   * shapeRecord, below). A deep-frozen record (the local store's
    * cached records are) is shaped once: the result is frozen too and the same object is returned
    * for every later lookup of it, so protocol adapters can keep its encoding (result-memo.ts).
    */

@@ -3,7 +3,6 @@ import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { int32Rule } from '../../catalogue/input-rules.js';
 import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import { boundArguments } from '../../lookup/lookup-query.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { internalError } from '../../shared/internal-error.js';
@@ -148,10 +147,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           pairs = new URLSearchParams(decodeBody(body, request.headers['content-encoding'], media.parameters.get('charset'), options.bodyLimit));
         }
-        const args = bindPairs(op, pairs);
         const outcome = await options.pipeline.execute({
-          operationName: op.name,
-          bind: boundArguments(args),
+          call: { operation: op, args: bindPairs(op, pairs) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
-import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import type { RawArguments } from '../../lookup/lookup-query.js';
+import type { BoundCall, LookupPipeline, RefusedCall } from '../../lookup/lookup-pipeline.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { internalError } from '../../shared/internal-error.js';
@@ -11,6 +11,8 @@ import { parseBasicAuth } from '../../web/basic-auth.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
 
 export interface JsonPluginOptions {
+  /** Where the method named in the path is looked up. */
+  readonly catalogue: Catalogue;
   readonly pipeline: LookupPipeline;
   readonly realm: string;
   readonly baseUrl: string | undefined;
@@ -58,13 +60,32 @@ const JSON_ERRORS: Readonly<Record<LookupErrorCode, JsonWireError>> = {
   INTERNAL: { status: 500 },
 };
 
+/** The operation named by the path's method segment; method names are case sensitive. */
+function resolveOperation(catalogue: Catalogue, name: string): OperationDeclaration {
+  const op = catalogue.find(name);
+  if (op) return op;
+  const near = catalogue.findIgnoringCase(name);
+  const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
+  throw new LookupError(
+    'UNKNOWN_OPERATION',
+    near ? `Unknown method ${shown}: method names are case sensitive; did you mean ${near.name}?` : `Unknown method ${shown}`,
+  );
+}
+
 /**
- * Binds path segments once the operation is known. Built here rather than inline in the request
- * object: the runtime (tsx, keepNames) would name an inline arrow with Object.defineProperty on
- * every request.
+ * The operation of the path and its arguments. An unknown method or path values of the wrong
+ * shape are not answered here but handed over as a refusal: the JSON interface answers 401 (and a
+ * rate limit) before them, and the pipeline raises the refusal after authenticating.
  */
-function jsonBinder(segments: readonly string[]): (op: OperationDeclaration) => RawArguments {
-  return (op) => bindJsonSegments(op, segments);
+function bindCall(catalogue: Catalogue, method: string, segments: readonly string[]): BoundCall | RefusedCall {
+  let operation: OperationDeclaration | undefined;
+  try {
+    operation = resolveOperation(catalogue, method);
+    return { operation, args: bindJsonSegments(operation, segments) };
+  } catch (error) {
+    if (error instanceof LookupError) return { operation, refusal: error };
+    throw error;
+  }
 }
 
 /**
@@ -88,8 +109,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
     try {
       const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
       const outcome = await options.pipeline.execute({
-        operationName: method,
-        bind: jsonBinder(segments),
+        call: bindCall(options.catalogue, method, segments),
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,

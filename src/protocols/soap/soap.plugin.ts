@@ -1,7 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import { boundArguments } from '../../lookup/lookup-query.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
@@ -155,11 +154,9 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           );
         }
 
-        const args = readParameters(element, op, endpoint.namespace);
         const found = op;
         const outcome = await options.pipeline.execute({
-          operationName: found.name,
-          bind: boundArguments(args),
+          call: { operation: found, args: readParameters(element, found, endpoint.namespace) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
