@@ -275,13 +275,22 @@ export class LookupPipeline {
     return found instanceof Promise ? found.then((account) => this.checkUsernameAccount(account, basic)) : this.checkUsernameAccount(found, basic);
   }
 
+  /**
+   * Issue 17 item 10: the answer must not tell a stranger which usernames exist or what state they
+   * are in. An unknown name gets the original's "Your username is incorrect"; so does an account
+   * that requires its API key or is disabled, unless the caller sent that account's correct key
+   * (then it may know the precise reason). Not configurable: a client that wants the reason has it
+   * by sending its key. The key is only checked when the account's state needs it, so the common
+   * case (an enabled account that takes the username alone) hashes nothing.
+   */
   private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Account {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
-    if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
-      if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
-        throw new LookupError('UNAUTHORIZED', `${MESSAGES.usernameIncorrect} or its API key is missing: this account requires HTTP Basic authentication with its API key`);
-      }
-    }
+    const keyRequired = account.requireApiKey || this.deps.requireApiKeyEverywhere;
+    if (!keyRequired && !account.disabled) return account;
+    const keyed = basic !== undefined && basic.username === account.username && verifyApiKey(basic.apiKey, account.apiKeyHash);
+    // The code still says why (metrics); the message is the unknown name's.
+    if (!keyed && account.disabled) throw new LookupError('ACCOUNT_DISABLED', MESSAGES.usernameIncorrect);
+    if (!keyed) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     return this.ensureEnabled(account);
   }
 
