@@ -174,7 +174,14 @@ export class LookupPipeline {
     const answered = this.answer(query);
     const record: unknown = answered instanceof Promise ? await answered : answered;
     const result = this.shape(call.operation, record, request.baseUrl);
-    return this.debit(account, query, result, cost, request);
+    const charge = chargeFor(result, cost);
+    if (charge === 0) return { operation: call.operation, result, charged: 0, balance: account.credits };
+    // Awaited here rather than in a debit() of its own: an async stage would add a promise to
+    // every charged lookup.
+    const balance = await this.debit(account, query, charge, request);
+    if (balance === undefined) throw await this.outOfCredit(account, charge);
+    this.deps.accounts.noteBalance(account.username, balance);
+    return { operation: call.operation, result, charged: charge, balance };
   }
 
   /** Stage "resolve": the operation and arguments the adapter resolved, or its refusal raised now. */
@@ -220,31 +227,24 @@ export class LookupPipeline {
 
   /**
    * Stage "debit": takes the credits for a found answer, in one conditional update with its ledger
-   * row, and answers after its COMMIT. It runs after shape, so nothing of ours can fail between a
-   * debit and the answer it paid for; an empty ratings search costs nothing.
+   * row (group-committed: DebitBatcher), and settles after its COMMIT with the new balance, or
+   * undefined when the account cannot pay. It runs after shape, so nothing of ours can fail
+   * between a debit and the answer it paid for.
    */
-  private debit(account: Account, query: LookupQuery, result: LookupResult, cost: number, request: LookupRequest): MaybePromise<LookupOutcome> {
-    const operation = query.operation;
-    const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
-    if (charge === 0) return { operation, result, charged: 0, balance: account.credits };
-    return this.commitDebit(account, query, result, charge, request);
-  }
-
-  private async commitDebit(account: Account, query: LookupQuery, result: LookupResult, charge: number, request: LookupRequest): Promise<LookupOutcome> {
-    const operation = query.operation;
-    const balance = await this.deps.debits.debit(account.id, charge, {
-      operation: operation.name,
+  private debit(account: Account, query: LookupQuery, charge: number, request: LookupRequest): Promise<number | undefined> {
+    return this.deps.debits.debit(account.id, charge, {
+      operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
     });
-    if (balance === undefined) {
-      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
-      throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
-    }
-    this.deps.accounts.noteBalance(account.username, balance);
-    return { operation, result, charged: charge, balance };
+  }
+
+  /** The refusal of a debit the account could not pay, with its balance as the store has it. */
+  private async outOfCredit(account: Account, charge: number): Promise<LookupError> {
+    const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
+    return new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
   }
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
@@ -368,6 +368,11 @@ export class LookupPipeline {
       return Object.freeze(result);
     });
   }
+}
+
+/** What a lookup is charged: its cost, except that an empty ratings search costs nothing. */
+function chargeFor(result: LookupResult, cost: number): number {
+  return result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
 }
 
 /** Operations sharing a dataset share its records (CheckAustralia and CheckAustraliaExtensive). */
