@@ -12,6 +12,7 @@ import { wsdlPlugin } from './protocols/wsdl/wsdl.plugin.js';
 import { openRedis } from './redis/redis-services.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
+import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './web/credits.plugin.js';
 import { imagePlugin } from './web/image.plugin.js';
@@ -135,8 +136,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.setErrorHandler((error, request, reply) => {
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) {
-      request.log.error({ err: error }, 'request failed');
-      return reply.code(500).type('text/plain; charset=utf-8').send(`Internal error; quote request id ${request.id} to the operator`);
+      return reply.code(500).type('text/plain; charset=utf-8').send(internalError(request, error, 'request failed'));
     }
     return reply.code(status).type('text/plain; charset=utf-8').send(error instanceof Error ? error.message : 'Bad request');
   });
@@ -146,7 +146,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });
   const xmlOptions = { endpoints, pipeline: services.pipeline, baseUrl: config.baseUrl, bodyLimit: config.xmlBodyLimit };
-  await app.register(jsonPlugin, { pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
+  await app.register(jsonPlugin, { catalogue: services.catalogue, pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
   await app.register(soapPlugin, xmlOptions);
   await app.register(asmxHttpPlugin, xmlOptions);
   await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });

@@ -12,7 +12,6 @@ import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
 import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
-import { RecordCache } from './providers/local/record-cache.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
 import type { ProviderConfig } from './providers/upstream/provider-config.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
@@ -22,6 +21,7 @@ import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js'
 import { RateLimiter, type RateCounters, type RateLimitDefaults } from './rate-limit/rate-limiter.js';
 import type { SharedCache } from './redis/shared-cache.js';
 import type { Clock } from './shared/clock.js';
+import { VersionedCache } from './shared/versioned-cache.js';
 import { ChangeSnapshot } from './storage/change-snapshot.js';
 import type { Storage } from './storage/create-database.js';
 
@@ -76,7 +76,8 @@ interface Core {
   readonly ledger: CreditLedgerRepository;
   readonly accountCache: AccountCache;
   readonly changes: ChangeSnapshot;
-  readonly recordCache: RecordCache;
+  /** Parsed records of the local store (lookup-pipeline.ts findRecord); imports clear it. */
+  readonly recordCache: VersionedCache<unknown>;
 }
 
 function buildCore(storage: Storage, options: CoreServiceOptions): Core {
@@ -97,7 +98,8 @@ function buildCore(storage: Storage, options: CoreServiceOptions): Core {
     accountCache.invalidate(username);
     await options.accountChanges?.publish(username);
   };
-  const recordCache = new RecordCache(changes.current);
+  // Parsed records of the local store, at most 20,000 (lookup-pipeline.ts findRecord).
+  const recordCache = new VersionedCache<unknown>(changes.current, 20_000);
   const services: CoreServices = {
     storage,
     catalogue,
@@ -124,7 +126,7 @@ const VIN_OFF: VinConfig = { enabled: false, databasePath: '', explicitPath: fal
 /** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
 export function createServices(storage: Storage, options: ServiceOptions): Services {
   const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
-  const local = new LocalStoreProvider(core.records, recordCache);
+  const local = new LocalStoreProvider(core.records);
   // Upstream and offline providers register here, one line each (issue 4).
   const vin = offlineVinRegistration(options.vin ?? VIN_OFF, options.clock);
   const registrations: ProviderRegistration[] = [
@@ -139,11 +141,11 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     }),
   ];
   const pipeline = new LookupPipeline({
-    catalogue: core.catalogue,
     accounts: accountCache,
     debits: new DebitBatcher(new DebitWriter(storage, ledger)),
     testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),
+    recordCache,
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
     ...(options.observer ? { observer: options.observer } : {}),

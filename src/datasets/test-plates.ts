@@ -1,43 +1,43 @@
+import { VersionedCache } from '../shared/versioned-cache.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import type { RecordRepository } from './record.repository.js';
+
+/** The one entry of the cache: the whole list, as `operation\0lookupKey` strings. */
+const ALL = '';
 
 /**
  * The free test plates (issue 2: they answer and cost 0), held in memory: a handful of rows read on
  * every lookup. Reloaded when the storage change counter moves (another process wrote) or when they
- * are changed through this object.
+ * are changed through this object (VersionedCache).
  */
 export class TestPlates {
-  private plates: Set<string> | undefined;
-  private counter: number | undefined;
-  private loading: Promise<Set<string>> | undefined;
-  /** Moves on every invalidation; a load keeps its result only if it has not moved meanwhile. */
-  private generation = 0;
-  private loadingGeneration = -1;
+  private readonly cache: VersionedCache<ReadonlySet<string>>;
+  /** The read in flight and the cache mark it started under: shared by lookups until a change. */
+  private loading: { readonly mark: number; readonly plates: Promise<ReadonlySet<string>> } | undefined;
 
   constructor(
     private readonly records: RecordRepository,
-    private readonly changeCounter: () => number,
-  ) {}
+    changeCounter: () => number,
+  ) {
+    this.cache = new VersionedCache(changeCounter, 1);
+  }
 
   /** Answered at once, without a promise, while the list is loaded (the lookup path's common case). */
-  isTestPlate(operation: string, lookupKey: string): boolean | Promise<boolean> {
-    const now = this.changeCounter();
-    if (now !== this.counter) {
-      this.counter = now;
-      this.forget();
-    }
+  isTestPlate(operation: string, lookupKey: string): MaybePromise<boolean> {
     const key = `${operation}\u0000${lookupKey}`;
-    if (this.plates) return this.plates.has(key);
-    return this.load().then((plates) => plates.has(key));
+    const plates = this.cache.peek(ALL);
+    if (plates) return plates.has(key);
+    return this.load().then((loaded) => loaded.has(key));
   }
 
   async add(operation: string, lookupKey: string, createdAt: string): Promise<void> {
     await this.records.addTestPlate(operation, lookupKey, createdAt);
-    this.forget();
+    this.cache.clear();
   }
 
   async remove(operation: string, lookupKey: string): Promise<boolean> {
     const removed = await this.records.removeTestPlate(operation, lookupKey);
-    this.forget();
+    this.cache.clear();
     return removed;
   }
 
@@ -45,29 +45,23 @@ export class TestPlates {
     return this.records.listTestPlates();
   }
 
-  /** After a change: neither the set nor a load in flight may be kept. */
-  private forget(): void {
-    this.plates = undefined;
-    this.loading = undefined;
-    this.generation += 1;
-  }
-
-  private load(): Promise<Set<string>> {
-    const generation = this.generation;
-    // A load started before the last invalidation may miss what caused it: start afresh.
-    if (this.loading && this.loadingGeneration === generation) return this.loading;
-    const loading = this.records.listTestPlates().then((list) => {
-      const set = new Set(list.map((p) => `${p.operation}\u0000${p.lookupKey}`));
-      // Kept only if nothing changed while it was read (PostgreSQL reads asynchronously).
-      if (this.generation === generation) this.plates = set;
+  private load(): Promise<ReadonlySet<string>> {
+    const mark = this.cache.mark();
+    // A read started before the last invalidation may miss what caused it: start afresh.
+    if (this.loading?.mark === mark) return this.loading.plates;
+    const plates = this.records.listTestPlates().then((list) => {
+      const set: ReadonlySet<string> = new Set(list.map((p) => `${p.operation}\u0000${p.lookupKey}`));
+      this.cache.set(ALL, set, mark);
       return set;
     });
+    const loading = { mark, plates };
     this.loading = loading;
-    this.loadingGeneration = generation;
-    void loading.finally(() => {
+    // then(done, done) rather than finally: a failed read must not become an unhandled rejection
+    // here (its lookup already reports it).
+    const done = (): void => {
       if (this.loading === loading) this.loading = undefined;
-    });
-    return loading;
+    };
+    plates.then(done, done);
+    return plates;
   }
-
 }

@@ -1,6 +1,7 @@
 /**
  * Domain errors of a lookup. Codes are stable and carry no HTTP or SOAP meaning; each protocol
- * adapter maps them to its wire form (DESIGN.md "Protocol adapters are thin").
+ * adapter maps them to its wire form through a table with a row per code (DESIGN.md "Protocol
+ * adapters are thin"), so adding a code means deciding its answer on every interface.
  */
 export type LookupErrorCode =
   | 'UNAUTHORIZED'
@@ -13,8 +14,6 @@ export type LookupErrorCode =
   /** The account's per-second or per-day rate limit is reached (issue 5); `retryAfterSeconds` says until when. */
   | 'RATE_LIMITED'
   | 'INTERNAL';
-
-const CLIENT_CODES: ReadonlySet<LookupErrorCode> = new Set(['INVALID_INPUT', 'UNKNOWN_OPERATION', 'UNAUTHORIZED', 'ACCOUNT_DISABLED', 'RATE_LIMITED']);
 
 export class LookupError extends Error {
   override readonly name = 'LookupError';
@@ -29,16 +28,6 @@ export class LookupError extends Error {
   ) {
     super(message);
     this.retryAfterSeconds = options.retryAfterSeconds;
-  }
-
-  /**
-   * True for bad input, authentication problems and rate limits (the caller must change what it
-   * does): SOAP Client/Sender faults. Everything else
-   * (not found, out of credit, upstream down) is a Server/Receiver fault, as issue 3 specifies and
-   * as ASMX reports exceptions thrown by an operation.
-   */
-  get isClientError(): boolean {
-    return CLIENT_CODES.has(this.code);
   }
 }
 

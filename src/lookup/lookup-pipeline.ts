@@ -1,14 +1,16 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
 import { verifyApiKey } from '../accounts/api-key.js';
-import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider, ProviderAnswer } from '../providers/provider.js';
+import type { Provider } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
+import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
+import type { VersionedCache } from '../shared/versioned-cache.js';
 import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
@@ -29,14 +31,26 @@ export interface BasicCredentials {
   readonly apiKey: string;
 }
 
+/** The operation an adapter resolved from the catalogue, and the arguments it bound for it. */
+export interface BoundCall {
+  readonly operation: OperationDeclaration;
+  readonly args: RawArguments;
+}
+
+/**
+ * An operation the adapter could not resolve (an unknown name) or whose arguments it could not
+ * bind: the error is raised by the pipeline's resolve stage, so it comes after authentication on
+ * the JSON interface, which answers 401 before anything else (interface spec "Authentication").
+ */
+export interface RefusedCall {
+  /** The operation when it was found and only binding failed (named in metrics). */
+  readonly operation: OperationDeclaration | undefined;
+  readonly refusal: LookupError;
+}
+
 /** One lookup as a protocol adapter hands it over. Nothing here is HTTP or XML. */
 export interface LookupRequest {
-  readonly operationName: string;
-  /**
-   * Maps the wire input to parameter values once the operation is known. Throws LookupError
-   * (INVALID_INPUT) when the input has the wrong shape for the operation.
-   */
-  readonly bind: (op: OperationDeclaration) => RawArguments;
+  readonly call: BoundCall | RefusedCall;
   readonly auth: LookupAuth;
   /** `json`, `soap11`, `soap12`, `http-get`, `http-post`: recorded in the ledger and metrics. */
   readonly interface: string;
@@ -61,12 +75,17 @@ export interface LookupObserver {
 }
 
 export interface LookupPipelineDeps {
-  readonly catalogue: Catalogue;
   readonly accounts: AccountCache;
   readonly debits: DebitBatcher;
   readonly testPlates: TestPlates;
   /** The providers asked, in order, for an operation. */
   readonly providersFor: (op: OperationDeclaration) => readonly Provider[];
+  /**
+   * Records the first provider of a chain called cacheable, deep-frozen, by dataset and key
+   * (recordCacheKey): a repeated lookup is answered from here without asking any provider.
+   * Cleared by imports in this process; the change counter clears it for other processes' writes.
+   */
+  readonly recordCache: VersionedCache<unknown>;
   readonly clock: Clock;
   /** Operator setting: the XML bindings require the API key for every account. */
   readonly requireApiKeyEverywhere: boolean;
@@ -78,9 +97,15 @@ export interface LookupPipelineDeps {
 }
 
 /**
- * authenticate -> validate and normalise -> providers -> debit atomically -> result
- * (DESIGN.md "Shape"). Credits move only after data was found, in one conditional update with its
- * ledger row; every failure before that costs nothing.
+ * One lookup as named stages (docs/architecture.md; DESIGN.md "Shape"):
+ * authenticate -> rate limit -> resolve -> validate -> price -> answer -> shape -> debit.
+ * Credits move only after data was found and shaped, in one conditional update with its ledger
+ * row; every failure before that costs nothing.
+ *
+ * The sync path: a stage whose cache has the answer (the account, the test plates, the record: all
+ * VersionedCache) returns it as a plain value, and `run` awaits only promises. Awaiting a plain
+ * value would still cost a microtask turn per stage, and a promise-returning stage a promise per
+ * request; bench:json and bench:soap measure this path, so keep it.
  */
 export class LookupPipeline {
   /** Results of deep-frozen records, by record, then operation and base URL (see shape). */
@@ -100,12 +125,10 @@ export class LookupPipeline {
   async execute(request: LookupRequest): Promise<LookupOutcome> {
     const started = performance.now();
     this.deps.onLookupStart?.();
-    let operationName = request.operationName;
     try {
       const outcome = await this.run(request);
-      operationName = outcome.operation.name;
       this.deps.observer?.onLookup({
-        operation: operationName,
+        operation: outcome.operation.name,
         interface: request.interface,
         outcome: 'success',
         seconds: (performance.now() - started) / 1000,
@@ -116,7 +139,7 @@ export class LookupPipeline {
       const code = error instanceof LookupError ? error.code : 'INTERNAL';
       this.deps.observer?.onLookup({
         // Unknown names are not echoed into metric labels: that would let callers create series.
-        operation: this.deps.catalogue.find(operationName) ? operationName : 'unknown',
+        operation: request.call.operation?.name ?? 'unknown',
         interface: request.interface,
         outcome: code.toLowerCase(),
         seconds: (performance.now() - started) / 1000,
@@ -126,58 +149,102 @@ export class LookupPipeline {
     }
   }
 
+  /** The stages in order; only promises are awaited (see the class comment). */
   private async run(request: LookupRequest): Promise<LookupOutcome> {
-    // The JSON interface answers 401 before anything else, whatever the method.
-    // The caches answer without a promise on the common path; awaiting a plain value would still
-    // cost a turn of the microtask queue, so only promises are awaited.
-    let account: Account | undefined;
+    let account: Account;
+    let call: BoundCall;
     if (request.auth.mode === 'api-key') {
-      const authenticated = this.authenticateByKey(request.auth.basic);
+      // The JSON interface answers 401 before anything else, whatever the method.
+      const authenticated = this.authenticate(request.auth, undefined);
       account = authenticated instanceof Promise ? await authenticated : authenticated;
-    }
-    if (account) {
-      const limited = this.enforceRateLimit(account, request);
+      const limited = this.rateLimit(account, request);
+      if (limited) await limited;
+      call = this.resolve(request);
+    } else {
+      // The XML bindings name the account in a parameter of the call.
+      call = this.resolve(request);
+      const authenticated = this.authenticate(request.auth, call.args.username);
+      account = authenticated instanceof Promise ? await authenticated : authenticated;
+      const limited = this.rateLimit(account, request);
       if (limited) await limited;
     }
-    const op = this.resolve(request.operationName);
-    const raw = request.bind(op);
-    if (!account) {
-      const authenticated = this.authenticateByUsername(raw.username, request.auth.basic);
-      account = authenticated instanceof Promise ? await authenticated : authenticated;
-      const limited = this.enforceRateLimit(account, request);
-      if (limited) await limited;
-    }
+    const query = this.validate(call);
+    const priced = this.price(account, query);
+    const cost = priced instanceof Promise ? await priced : priced;
+    const answered = this.answer(query);
+    const record: unknown = answered instanceof Promise ? await answered : answered;
+    const result = this.shape(call.operation, record, request.baseUrl);
+    const charge = chargeFor(result, cost);
+    if (charge === 0) return { operation: call.operation, result, charged: 0, balance: account.credits };
+    // Awaited here rather than in a debit() of its own: an async stage would add a promise to
+    // every charged lookup.
+    const balance = await this.debit(account, query, charge, request);
+    if (balance === undefined) throw await this.outOfCredit(account, charge);
+    this.deps.accounts.noteBalance(account.username, balance);
+    return { operation: call.operation, result, charged: charge, balance };
+  }
 
-    const query = buildQuery(op, raw);
+  /** Stage "resolve": the operation and arguments the adapter resolved, or its refusal raised now. */
+  private resolve(request: LookupRequest): BoundCall {
+    const { call } = request;
+    if ('refusal' in call) throw call.refusal;
+    return call;
+  }
+
+  /** Stage "authenticate": the account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
+  private authenticate(auth: LookupAuth, username: string | undefined): MaybePromise<Account> {
+    return auth.mode === 'api-key' ? this.authenticateByKey(auth.basic) : this.authenticateByUsername(username, auth.basic);
+  }
+
+  /** Stage "validate": the caller's values checked and normalised for the operation (lookup-query.ts). */
+  private validate(call: BoundCall): LookupQuery {
+    return buildQuery(call.operation, call.args);
+  }
+
+  /**
+   * Stage "price": what the lookup will cost (0 for a test plate), at once when the test plates are
+   * loaded. Checked before asking the providers so an empty account does not spend upstream quota;
+   * the cached balance may be stale, so a refusal is confirmed from the store. The debit stays the
+   * authoritative check.
+   */
+  private price(account: Account, query: LookupQuery): MaybePromise<number> {
+    const op = query.operation;
     const testPlate = this.deps.testPlates.isTestPlate(op.name, query.key);
-    const cost = (testPlate instanceof Promise ? await testPlate : testPlate) ? 0 : op.cost;
-    // Checked before asking the providers so an empty account does not spend upstream quota; the
-    // cached balance may be stale, so a refusal is confirmed from the store. The debit below is
-    // the authoritative check.
-    if (account.credits < cost) {
-      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
-      if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
-    }
+    if (testPlate instanceof Promise) return testPlate.then((free) => this.affordable(account, free ? 0 : op.cost));
+    return this.affordable(account, testPlate ? 0 : op.cost);
+  }
 
-    const record = this.findRecord(query);
-    const found: unknown = record instanceof Promise ? await (record as Promise<unknown>) : record;
-    const result = this.shape(op, found, request.baseUrl);
-    const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
-    if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
+  private affordable(account: Account, cost: number): MaybePromise<number> {
+    if (account.credits >= cost) return cost;
+    return this.confirmCredit(account, cost);
+  }
 
-    const balance = await this.deps.debits.debit(account.id, charge, {
-      operation: op.name,
+  private async confirmCredit(account: Account, cost: number): Promise<number> {
+    const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
+    if (current < cost) throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(cost, current));
+    return cost;
+  }
+
+  /**
+   * Stage "debit": takes the credits for a found answer, in one conditional update with its ledger
+   * row (group-committed: DebitBatcher), and settles after its COMMIT with the new balance, or
+   * undefined when the account cannot pay. It runs after shape, so nothing of ours can fail
+   * between a debit and the answer it paid for.
+   */
+  private debit(account: Account, query: LookupQuery, charge: number, request: LookupRequest): Promise<number | undefined> {
+    return this.deps.debits.debit(account.id, charge, {
+      operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
     });
-    if (balance === undefined) {
-      const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
-      throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
-    }
-    this.deps.accounts.noteBalance(account.username, balance);
-    return { operation: op, result, charged: charge, balance };
+  }
+
+  /** The refusal of a debit the account could not pay, with its balance as the store has it. */
+  private async outOfCredit(account: Account, charge: number): Promise<LookupError> {
+    const current = (await this.deps.accounts.reload(account.username))?.credits ?? 0;
+    return new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
   }
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
@@ -188,20 +255,6 @@ export class LookupPipeline {
     return this.lastIso.iso;
   }
 
-  private resolve(name: string): OperationDeclaration {
-    const op = this.deps.catalogue.find(name);
-    if (op) return op;
-    const near = this.deps.catalogue.findIgnoringCase(name);
-    const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
-    throw new LookupError(
-      'UNKNOWN_OPERATION',
-      near
-        ? `Unknown method ${shown}: method names are case sensitive; did you mean ${near.name}?`
-        : `Unknown method ${shown}`,
-    );
-  }
-
-  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
   private authenticateByKey(basic: BasicCredentials | undefined): Account | Promise<Account> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
     const found = this.deps.accounts.find(basic.username);
@@ -215,7 +268,6 @@ export class LookupPipeline {
     return this.ensureEnabled(account);
   }
 
-  /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
   private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Account | Promise<Account> {
     const name = username?.trim() ?? '';
     if (name === '') throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
@@ -223,21 +275,30 @@ export class LookupPipeline {
     return found instanceof Promise ? found.then((account) => this.checkUsernameAccount(account, basic)) : this.checkUsernameAccount(found, basic);
   }
 
+  /**
+   * Issue 17 item 10: the answer must not tell a stranger which usernames exist or what state they
+   * are in. An unknown name gets the original's "Your username is incorrect"; so does an account
+   * that requires its API key or is disabled, unless the caller sent that account's correct key
+   * (then it may know the precise reason). Not configurable: a client that wants the reason has it
+   * by sending its key. The key is only checked when the account's state needs it, so the common
+   * case (an enabled account that takes the username alone) hashes nothing.
+   */
   private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Account {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
-    if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
-      if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
-        throw new LookupError('UNAUTHORIZED', `${MESSAGES.usernameIncorrect} or its API key is missing: this account requires HTTP Basic authentication with its API key`);
-      }
-    }
+    const keyRequired = account.requireApiKey || this.deps.requireApiKeyEverywhere;
+    if (!keyRequired && !account.disabled) return account;
+    const keyed = basic !== undefined && basic.username === account.username && verifyApiKey(basic.apiKey, account.apiKeyHash);
+    // The code still says why (metrics); the message is the unknown name's.
+    if (!keyed && account.disabled) throw new LookupError('ACCOUNT_DISABLED', MESSAGES.usernameIncorrect);
+    if (!keyed) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     return this.ensureEnabled(account);
   }
 
   /**
-   * Counts the request against the account's rate limits (issue 5). Before anything that costs:
-   * a refused request reads no data, asks no upstream and debits nothing.
+   * Stage "rate limit": counts the request against the account's rate limits (issue 5). Before
+   * anything that costs: a refused request reads no data, asks no upstream and debits nothing.
    */
-  private enforceRateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
+  private rateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
     const decision = this.deps.rateLimiter?.check(account);
     // Accounts without limits (the default) get a plain value: nothing to await on the hot path.
     if (decision instanceof Promise) return decision.then((d) => { this.refuseIfLimited(d, account, request); });
@@ -258,20 +319,31 @@ export class LookupPipeline {
     return account;
   }
 
-  /** The record, at once when the first provider has it at hand (a cached record). */
-  private findRecord(query: LookupQuery): unknown {
-    const providers = this.deps.providersFor(query.operation);
-    const first = providers[0]?.find(query);
-    if (first !== undefined && !(first instanceof Promise) && first.status === 'found') return first.record;
-    return this.askProviders(query, providers, first);
+  /**
+   * Stage "answer": the record, at once when it is cached: no promise on the common path. This is
+   * the one fast path of the providers (they are plain async functions); what it may keep is what
+   * the chain's first provider marked cacheable.
+   */
+  private answer(query: LookupQuery): unknown {
+    const cached = this.deps.recordCache.peek(recordCacheKey(query));
+    if (cached !== undefined) return cached;
+    return this.askProviders(query);
   }
 
-  /** Asks the providers in order; `first` is the first one's answer when already asked. */
-  private async askProviders(query: LookupQuery, providers: readonly Provider[], first: ProviderAnswer | Promise<ProviderAnswer> | undefined): Promise<unknown> {
+  /** Asks the providers in order; keeps a cacheable answer of the first one (see findRecord). */
+  private async askProviders(query: LookupQuery): Promise<unknown> {
+    const providers = this.deps.providersFor(query.operation);
+    const mark = this.deps.recordCache.mark();
     let unavailable: string | undefined;
     for (const [i, provider] of providers.entries()) {
-      const answer = i === 0 && first !== undefined ? await first : await provider.find(query);
-      if (answer.status === 'found') return answer.record;
+      const answer = await provider.find(query);
+      if (answer.status === 'found') {
+        if (i > 0 || answer.cacheable !== true) return answer.record;
+        // Frozen: the cached object is shared by every later answer, and nothing may change it.
+        const record = deepFreeze(answer.record);
+        this.deps.recordCache.set(recordCacheKey(query), record, mark);
+        return record;
+      }
       if (answer.status === 'unavailable') unavailable ??= answer.reason;
     }
     const op = query.operation;
@@ -283,7 +355,8 @@ export class LookupPipeline {
   }
 
   /**
-   * The result of a record for an operation and base URL. A deep-frozen record (the local store's
+   * Stage "shape": the result of a record for an operation and base URL (the mapping itself is
+   * shapeRecord, below). A deep-frozen record (the local store's
    * cached records are) is shaped once: the result is frozen too and the same object is returned
    * for every later lookup of it, so protocol adapters can keep its encoding (result-memo.ts).
    */
@@ -295,6 +368,16 @@ export class LookupPipeline {
       return Object.freeze(result);
     });
   }
+}
+
+/** What a lookup is charged: its cost, except that an empty ratings search costs nothing. */
+function chargeFor(result: LookupResult, cost: number): number {
+  return result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
+}
+
+/** Operations sharing a dataset share its records (CheckAustralia and CheckAustraliaExtensive). */
+function recordCacheKey(query: LookupQuery): string {
+  return `${query.operation.dataset.name}\u0000${query.key}`;
 }
 
 function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {

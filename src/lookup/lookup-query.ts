@@ -5,15 +5,6 @@ import { LookupError } from './lookup-error.js';
 /** Raw parameter values as a protocol decoded them, by parameter name; missing = undefined. */
 export type RawArguments = Readonly<Record<string, string | undefined>>;
 
-/**
- * A LookupRequest binder for values a protocol has already read (SOAP, GET, POST). A function
- * rather than an inline `() => args`: the runtime (tsx, keepNames) names inline arrows in object
- * literals with Object.defineProperty, on every request.
- */
-export function boundArguments(args: RawArguments): () => RawArguments {
-  return () => args;
-}
-
 /** A validated, normalised lookup: what providers see. */
 export interface LookupQuery {
   readonly operation: OperationDeclaration;

@@ -1,5 +1,6 @@
 import type { Account, AccountRateLimits } from '../accounts/account.js';
 import type { Clock } from '../shared/clock.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 
 /** Server-wide limits for accounts that have none of their own (null: no limit). */
 export interface RateLimitDefaults {
@@ -43,7 +44,7 @@ export const ALLOWED: RateDecision = Object.freeze({ allowed: true });
  */
 export interface RateCounters {
   /** Counts one request of the account if its limits allow it. `limits` has at least one limit. */
-  hit(accountId: number, limits: EffectiveLimits, now: Date): RateDecision | Promise<RateDecision>;
+  hit(accountId: number, limits: EffectiveLimits, now: Date): MaybePromise<RateDecision>;
 }
 
 const DAY_MS = 86_400_000;
@@ -94,8 +95,11 @@ export class RateLimiter {
     private readonly defaults: RateLimitDefaults = NO_DEFAULT_LIMITS,
   ) {}
 
-  /** Counts one request of the account; a plain value (no promise) when it has no limits. */
-  check(account: Pick<Account, 'id' | 'rateLimits'>): RateDecision | Promise<RateDecision> {
+  /**
+   * Counts one request of the account. A plain value, no promise, when it has no limits (the
+   * default, so the lookup path awaits nothing here) or when the counters are in this process.
+   */
+  check(account: Pick<Account, 'id' | 'rateLimits'>): MaybePromise<RateDecision> {
     const limits = effectiveLimits(account.rateLimits, this.defaults);
     if (limits.perSecond === null && limits.perDay === null) return ALLOWED;
     return this.counters.hit(account.id, limits, this.clock.now());

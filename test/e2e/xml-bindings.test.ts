@@ -109,7 +109,8 @@ describe.each(await enginesToTest())('XML bindings on %s', (engine) => {
         const key = await strictApp.account('someone', 5);
         const without = await strictApp.app.inject({ url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=someone' });
         expect(without.statusCode).toBe(500);
-        expect(without.body).toMatch(/API key/);
+        // As for an unknown name: a stranger learns nothing of the account (issue 17 item 10).
+        expect(without.body).toBe('Your username is incorrect\r\n');
         const withKey = await strictApp.app.inject({
           url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=someone',
           headers: { authorization: strictApp.basic('someone', key) },
@@ -123,11 +124,14 @@ describe.each(await enginesToTest())('XML bindings on %s', (engine) => {
     it('rejects an unknown username with "Your username is incorrect" and a disabled account without data', async () => {
       const res = await t.app.inject({ url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=ghost' });
       expect(res.body).toBe('Your username is incorrect\r\n');
-      await t.account('off', 5);
+      const key = await t.account('off', 5);
       await t.services.accounts.setDisabled('off', true);
       const disabled = await t.app.inject({ url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=off' });
       expect(disabled.statusCode).toBe(500);
-      expect(disabled.body).toMatch(/disabled/);
+      // Only a caller holding the key learns the state (issue 17 item 10).
+      expect(disabled.body).toBe('Your username is incorrect\r\n');
+      const keyed = await t.app.inject({ url: '/api/reg.asmx/CheckFrance?RegistrationNumber=AB123CD&username=off', headers: { authorization: t.basic('off', key) } });
+      expect(keyed.body).toBe('Account off is disabled\r\n');
       expect((await t.services.accounts.show('off')).credits).toBe(5);
     });
   });

@@ -58,3 +58,23 @@ describe('test plate cache', () => {
     expect(reads).toHaveLength(2);
   });
 });
+
+describe('test plate cache when the store fails', () => {
+  it('rejects the lookup that read and leaves no unhandled rejection behind', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => {
+      unhandled.push(reason);
+    };
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const repo = { listTestPlates: () => Promise.reject(new Error('store is down')) } as unknown as RecordRepository;
+      const plates = new TestPlates(repo, () => 1);
+      await expect(plates.isTestPlate('CheckFrance', 'AB123CD')).rejects.toThrow('store is down');
+      await tick();
+      await tick();
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});

@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { int32Rule } from '../../catalogue/input-rules.js';
-import { LookupError } from '../../lookup/lookup-error.js';
+import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import { boundArguments } from '../../lookup/lookup-query.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
+import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
@@ -31,6 +31,31 @@ class AsmxHttpError extends Error {
     super(message);
   }
 }
+
+/** How the GET/POST bindings answer a LookupError: a status, and the headers that go with it. */
+interface AsmxHttpWireError {
+  readonly status: 500;
+  /** Sends `Retry-After` with the error's wait in seconds. */
+  readonly retryAfter?: true;
+}
+
+/**
+ * Every LookupError code's answer: ASMX answers an exception thrown by an operation with 500 and
+ * the message as plain text (compat-notes "Errors"), whatever it was. A Record, so a new code does
+ * not compile until it has one here.
+ */
+const HTTP_ERRORS: Readonly<Record<LookupErrorCode, AsmxHttpWireError>> = {
+  UNAUTHORIZED: { status: 500 },
+  ACCOUNT_DISABLED: { status: 500 },
+  UNKNOWN_OPERATION: { status: 500 },
+  INVALID_INPUT: { status: 500 },
+  NOT_FOUND: { status: 500 },
+  INSUFFICIENT_CREDITS: { status: 500 },
+  UPSTREAM_UNAVAILABLE: { status: 500 },
+  // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
+  RATE_LIMITED: { status: 500, retryAfter: true },
+  INTERNAL: { status: 500 },
+};
 
 /** The bare result document of the GET/POST bindings: root named after the result type, 2-space indented. */
 export function writeHttpResult(result: LookupResult, namespace: string): string {
@@ -94,8 +119,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status === 413) return sendError(reply, 413, `Request body is larger than ${options.bodyLimit} bytes.`);
     if (status < 500) return sendError(reply, status, 'Request format is invalid.');
-    request.log.error({ err: error }, 'GET/POST request failed');
-    return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
+    return sendError(reply, 500, `${internalError(request, error, 'GET/POST request failed')}.`);
   });
 
   for (const endpoint of options.endpoints) {
@@ -123,10 +147,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           pairs = new URLSearchParams(decodeBody(body, request.headers['content-encoding'], media.parameters.get('charset'), options.bodyLimit));
         }
-        const args = bindPairs(op, pairs);
         const outcome = await options.pipeline.execute({
-          operationName: op.name,
-          bind: boundArguments(args),
+          call: { operation: op, args: bindPairs(op, pairs) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
@@ -138,12 +160,11 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);
         if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);
         if (error instanceof LookupError) {
-          // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
-          if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-          return sendError(reply, 500, error.message);
+          const wire = HTTP_ERRORS[error.code];
+          if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+          return sendError(reply, wire.status, error.message);
         }
-        request.log.error({ err: error }, 'GET/POST lookup failed unexpectedly');
-        return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
+        return sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);
       }
     };
     app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'GET'));

@@ -1,15 +1,18 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../catalogue/operation.js';
-import { LookupError } from '../../lookup/lookup-error.js';
-import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import type { RawArguments } from '../../lookup/lookup-query.js';
+import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
+import type { BoundCall, LookupPipeline, RefusedCall } from '../../lookup/lookup-pipeline.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
+import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
 
 export interface JsonPluginOptions {
+  /** Where the method named in the path is looked up. */
+  readonly catalogue: Catalogue;
   readonly pipeline: LookupPipeline;
   readonly realm: string;
   readonly baseUrl: string | undefined;
@@ -29,13 +32,60 @@ function body(result: LookupResult): unknown {
   }
 }
 
+/** How the JSON interface answers a LookupError: a status and the headers that go with it. */
+interface JsonWireError {
+  readonly status: 401 | 429 | 500;
+  /** Sends `WWW-Authenticate: Basic` so browsers and HTTP clients offer credentials. */
+  readonly challenge?: true;
+  /** Sends `Retry-After` with the error's wait in seconds. */
+  readonly retryAfter?: true;
+}
+
 /**
- * Binds path segments once the operation is known. Built here rather than inline in the request
- * object: the runtime (tsx, keepNames) would name an inline arrow with Object.defineProperty on
- * every request.
+ * Every LookupError code's answer (interface spec "JSON interface", "Errors": 401 for credentials,
+ * 500 plain text for every other API error). A Record, so a new code does not compile until it
+ * has one here.
  */
-function jsonBinder(segments: readonly string[]): (op: OperationDeclaration) => RawArguments {
-  return (op) => bindJsonSegments(op, segments);
+const JSON_ERRORS: Readonly<Record<LookupErrorCode, JsonWireError>> = {
+  UNAUTHORIZED: { status: 401, challenge: true },
+  ACCOUNT_DISABLED: { status: 500 },
+  UNKNOWN_OPERATION: { status: 500 },
+  INVALID_INPUT: { status: 500 },
+  NOT_FOUND: { status: 500 },
+  INSUFFICIENT_CREDITS: { status: 500 },
+  UPSTREAM_UNAVAILABLE: { status: 500 },
+  // An extension of the spec (which knows only 401 and 500): the original had no rate limits,
+  // and 429 + Retry-After is what HTTP clients and proxies understand (RFC 6585 section 4).
+  RATE_LIMITED: { status: 429, retryAfter: true },
+  INTERNAL: { status: 500 },
+};
+
+/** The operation named by the path's method segment; method names are case sensitive. */
+function resolveOperation(catalogue: Catalogue, name: string): OperationDeclaration {
+  const op = catalogue.find(name);
+  if (op) return op;
+  const near = catalogue.findIgnoringCase(name);
+  const shown = name.length > 64 ? `${name.slice(0, 64)}...` : name;
+  throw new LookupError(
+    'UNKNOWN_OPERATION',
+    near ? `Unknown method ${shown}: method names are case sensitive; did you mean ${near.name}?` : `Unknown method ${shown}`,
+  );
+}
+
+/**
+ * The operation of the path and its arguments. An unknown method or path values of the wrong
+ * shape are not answered here but handed over as a refusal: the JSON interface answers 401 (and a
+ * rate limit) before them, and the pipeline raises the refusal after authenticating.
+ */
+function bindCall(catalogue: Catalogue, method: string, segments: readonly string[]): BoundCall | RefusedCall {
+  let operation: OperationDeclaration | undefined;
+  try {
+    operation = resolveOperation(catalogue, method);
+    return { operation, args: bindJsonSegments(operation, segments) };
+  } catch (error) {
+    if (error instanceof LookupError) return { operation, refusal: error };
+    throw error;
+  }
 }
 
 /**
@@ -59,8 +109,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
     try {
       const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
       const outcome = await options.pipeline.execute({
-        operationName: method,
-        bind: jsonBinder(segments),
+        call: bindCall(options.catalogue, method, segments),
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,
@@ -73,21 +122,11 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         .header('x-credits-remaining', String(outcome.balance))
         .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(body(outcome.result))));
     } catch (error) {
-      if (!(error instanceof LookupError)) {
-        request.log.error({ err: error }, 'lookup failed unexpectedly');
-        return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator`);
-      }
-      if (error.code === 'UNAUTHORIZED') {
-        reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
-        return sendError(reply, 401, error.message);
-      }
-      // An extension of the spec (which knows only 401 and 500): the original had no rate limits,
-      // and 429 + Retry-After is what HTTP clients and proxies understand (RFC 6585 section 4).
-      if (error.code === 'RATE_LIMITED') {
-        reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
-        return sendError(reply, 429, error.message);
-      }
-      return sendError(reply, 500, error.message);
+      if (!(error instanceof LookupError)) return sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
+      const wire = JSON_ERRORS[error.code];
+      if (wire.challenge) reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
+      if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+      return sendError(reply, wire.status, error.message);
     }
   });
   return Promise.resolve();

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { LookupError } from '../../lookup/lookup-error.js';
+import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
-import { boundArguments } from '../../lookup/lookup-query.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
+import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
@@ -30,6 +30,33 @@ const PROCESS_PREFIX = 'Server was unable to process request. ---> ';
 
 /** ASMX's wording when the request cannot be read (compat-notes "Errors"). */
 const READ_PREFIX = 'Server was unable to read request. ---> ';
+
+/** How SOAP answers a LookupError: always HTTP 500, as ASMX does for a fault; the kind says whose fault it is. */
+interface SoapWireError {
+  /** `Client` (1.2: Sender) when the caller must change what it sends, `Server` (Receiver) otherwise. */
+  readonly fault: SoapRequestError['faultCode'];
+  /** Sends `Retry-After` with the error's wait in seconds, beside the fault. */
+  readonly retryAfter?: true;
+}
+
+/**
+ * Every LookupError code's fault. Bad input, authentication and rate limits are the caller's to
+ * fix; not found, out of credit and an upstream down are Server faults, as issue 3 specifies and
+ * as ASMX reports exceptions thrown by an operation. A Record, so a new code does not compile
+ * until it has one here.
+ */
+const SOAP_ERRORS: Readonly<Record<LookupErrorCode, SoapWireError>> = {
+  UNAUTHORIZED: { fault: 'Client' },
+  ACCOUNT_DISABLED: { fault: 'Client' },
+  UNKNOWN_OPERATION: { fault: 'Client' },
+  INVALID_INPUT: { fault: 'Client' },
+  NOT_FOUND: { fault: 'Server' },
+  INSUFFICIENT_CREDITS: { fault: 'Server' },
+  UPSTREAM_UNAVAILABLE: { fault: 'Server' },
+  // A rate-limited call is a Client fault like any other (HTTP 500); Retry-After is extra.
+  RATE_LIMITED: { fault: 'Client', retryAfter: true },
+  INTERNAL: { fault: 'Server' },
+};
 
 const SOAP_MEDIA_TYPES = new Set(['text/xml', 'application/soap+xml']);
 
@@ -75,8 +102,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
       return sendFault(reply, version, 415, 'Client', 'Unsupported content type: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)');
     }
     if (status < 500) return sendFault(reply, version, status, 'Client', 'The request could not be read');
-    request.log.error({ err: error }, 'SOAP request failed');
-    return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}Internal error; quote request id ${request.id} to the operator`);
+    return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}${internalError(request, error, 'SOAP request failed')}`);
   });
 
   for (const endpoint of options.endpoints) {
@@ -128,11 +154,9 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           );
         }
 
-        const args = readParameters(element, op, endpoint.namespace);
         const found = op;
         const outcome = await options.pipeline.execute({
-          operationName: found.name,
-          bind: boundArguments(args),
+          call: { operation: found, args: readParameters(element, found, endpoint.namespace) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
@@ -151,12 +175,11 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);
         if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
         if (error instanceof LookupError) {
-          // A rate-limited call is a Client fault like any other (HTTP 500); Retry-After is extra.
-          if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-          return sendFault(reply, version, 500, error.isClientError ? 'Client' : 'Server', `${PROCESS_PREFIX}${error.message}`);
+          const wire = SOAP_ERRORS[error.code];
+          if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+          return sendFault(reply, version, 500, wire.fault, `${PROCESS_PREFIX}${error.message}`);
         }
-        request.log.error({ err: error }, 'SOAP lookup failed unexpectedly');
-        return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}Internal error; quote request id ${request.id} to the operator`);
+        return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}${internalError(request, error, 'SOAP lookup failed unexpectedly')}`);
       }
     });
   }

@@ -1,7 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { RecordRepository } from '../../datasets/record.repository.js';
 import type { Provider, ProviderAnswer } from '../provider.js';
-import type { RecordCache } from './record-cache.js';
 
 function numberField(doc: Record<string, unknown>, name: string): number {
   const v = doc[name];
@@ -12,27 +11,16 @@ function numberField(doc: Record<string, unknown>, name: string): number {
 export class LocalStoreProvider implements Provider {
   readonly name = 'local';
 
-  constructor(
-    private readonly records: RecordRepository,
-    private readonly cache?: RecordCache,
-  ) {}
+  constructor(private readonly records: RecordRepository) {}
 
-  /** A cached record is answered at once, without a promise (the lookup path's common case). */
-  find(query: LookupQuery): ProviderAnswer | Promise<ProviderAnswer> {
+  async find(query: LookupQuery): Promise<ProviderAnswer> {
     const { dataset } = query.operation;
     if (dataset.kind === 'ncap') return this.searchRatings(query);
-    const cached = this.cache?.get(dataset.name, query.key);
-    if (cached !== undefined) return { status: 'found', record: cached, source: this.name };
-    return this.read(dataset.name, query.key);
-  }
-
-  private async read(datasetName: string, key: string): Promise<ProviderAnswer> {
-    const document = await this.records.findDocument(datasetName, key);
+    const document = await this.records.findDocument(dataset.name, query.key);
     if (document === undefined) return { status: 'not-found' };
-    // Frozen: the cached object is shared by every answer, and nothing may change it.
-    const record = deepFreeze(JSON.parse(document) as unknown);
-    this.cache?.set(datasetName, key, record);
-    return { status: 'found', record, source: this.name };
+    // Cacheable: a stored record changes only by a commit, which moves the change counter (or by
+    // an import in this process, which clears the pipeline's record cache).
+    return { status: 'found', record: JSON.parse(document) as unknown, source: this.name, cacheable: true };
   }
 
   /** Make equal, model contained, both case-insensitive (issue 2); ordered as Euro NCAP sorts. */
@@ -46,12 +34,4 @@ export class LocalStoreProvider implements Provider {
       .sort((a, b) => numberField(a, 'SortOrder') - numberField(b, 'SortOrder') || numberField(b, 'Year') - numberField(a, 'Year') || numberField(a, 'Id') - numberField(b, 'Id'));
     return { status: 'found', record: ratings, source: this.name };
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
 }
