@@ -146,7 +146,10 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
       }
     };
-    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'GET'));
+    // HEAD would run (and charge) the lookup only to drop its answer: refused, as on the JSON
+    // interface (json.plugin.ts). ASMX itself knew only GET and POST on these paths.
+    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, { exposeHeadRoute: false }, (request, reply) => handle(request, reply, 'GET'));
+    app.head(`${endpoint.definition.path}/:operation`, (_request, reply) => sendError(reply.header('allow', 'GET, POST'), 405, 'HEAD is not allowed: a lookup is charged; use GET or POST.'));
     app.post<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'POST'));
   }
   return Promise.resolve();

@@ -55,7 +55,12 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
       .send(),
   );
 
-  app.get(`${PREFIX}*`, async (request, reply) => {
+  // A lookup costs a credit, and an honest HEAD would have to run it to know the GET's status and
+  // headers (RFC 9110 section 9.3.2), then throw the paid answer away. So HEAD is refused here
+  // (405 lists what the resource takes, RFC 9110 section 15.5.6); pages that cost nothing keep it.
+  app.head(`${PREFIX}*`, (_request, reply) => reply.code(405).header('allow', 'GET, OPTIONS').type('text/plain; charset=utf-8').send('HEAD is not allowed: a lookup is charged; use GET'));
+
+  app.get(`${PREFIX}*`, { exposeHeadRoute: false }, async (request, reply) => {
     try {
       const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
       const outcome = await options.pipeline.execute({
