@@ -15,6 +15,7 @@ import { systemClock, type Clock } from './shared/clock.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './web/credits.plugin.js';
 import { imagePlugin } from './web/image.plugin.js';
+import { originForm } from './web/request-target.js';
 
 export interface BuiltApp {
   readonly app: FastifyInstance;
@@ -63,7 +64,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").
     frameworkErrors: (error, request, reply) => {
-      const json = (request.raw.url ?? '').startsWith('/api/json.aspx/');
+      const json = originForm(request.raw.url ?? '').startsWith('/api/json.aspx/');
       const status = json ? 500 : error.statusCode ?? 400;
       // frameworkErrors is typed with the route's generic reply; it is a plain reply here.
       void (reply as unknown as FastifyReply)
@@ -144,7 +145,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return reply.code(status).type('text/plain; charset=utf-8').send(error instanceof Error ? error.message : 'Bad request');
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${request.url.split('?', 1)[0] ?? ''}`),
+    reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${originForm(request.url).split('?', 1)[0] ?? ''}`),
   );
 
   const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });

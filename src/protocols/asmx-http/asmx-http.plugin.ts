@@ -6,8 +6,9 @@ import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import { boundArguments } from '../../lookup/lookup-query.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
-import { baseUrlOf } from '../../web/base-url.js';
+import { baseUrlOf, InvalidHostError } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
+import { originForm } from '../../web/request-target.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
 import { writeResultContent } from '../xml/result-encoder.js';
@@ -93,6 +94,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status === 413) return sendError(reply, 413, `Request body is larger than ${options.bodyLimit} bytes.`);
+    if (error instanceof InvalidHostError) return sendError(reply, status, `${error.message}.`);
     if (status < 500) return sendError(reply, status, 'Request format is invalid.');
     request.log.error({ err: error }, 'GET/POST request failed');
     return sendError(reply, 500, `Internal error; quote request id ${request.id} to the operator.`);
@@ -102,6 +104,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
     const encodingKey = `http\u0000${endpoint.namespace}`;
     const handle = async (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): Promise<FastifyReply> => {
       const name = request.params.operation;
+      // Before the lookup: an invalid Host goes to the error handler above as a 400 (base-url.ts).
+      const baseUrl = baseUrlOf(request, options.baseUrl);
       try {
         const op = endpoint.find(name);
         if (!op) {
@@ -114,7 +118,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         }
         let pairs: URLSearchParams;
         if (verb === 'GET') {
-          pairs = new URLSearchParams((request.raw.url ?? '').split('?').slice(1).join('?'));
+          pairs = new URLSearchParams(originForm(request.raw.url ?? '').split('?').slice(1).join('?'));
         } else {
           const media = parseMediaType(request.headers['content-type']);
           if (media.type !== 'application/x-www-form-urlencoded') {
@@ -130,7 +134,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
-          baseUrl: baseUrlOf(request, options.baseUrl),
+          baseUrl,
         });
         const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
         return await reply.code(200).type('text/xml; charset=utf-8').send(xml);

@@ -7,6 +7,7 @@ import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
+import { originForm } from '../../web/request-target.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
 
 export interface JsonPluginOptions {
@@ -61,15 +62,17 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
   app.head(`${PREFIX}*`, (_request, reply) => reply.code(405).header('allow', 'GET, OPTIONS').type('text/plain; charset=utf-8').send('HEAD is not allowed: a lookup is charged; use GET'));
 
   app.get(`${PREFIX}*`, { exposeHeadRoute: false }, async (request, reply) => {
+    // Before the lookup: an invalid Host is a 400 from the app's error handler (base-url.ts).
+    const baseUrl = baseUrlOf(request, options.baseUrl);
     try {
-      const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
+      const { method, segments } = splitJsonPath(originForm(request.raw.url ?? ''), PREFIX);
       const outcome = await options.pipeline.execute({
         operationName: method,
         bind: jsonBinder(segments),
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,
-        baseUrl: baseUrlOf(request, options.baseUrl),
+        baseUrl,
       });
       return await reply
         .code(200)
