@@ -14,6 +14,7 @@ import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './web/credits.plugin.js';
+import { ClientErrors } from './web/client-errors.js';
 import { imagePlugin } from './web/image.plugin.js';
 import { originForm } from './web/request-target.js';
 
@@ -37,6 +38,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Builds the whole service without listening (STYLE.md 9). */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
   const metrics = new Metrics();
+  const clientErrors = new ClientErrors();
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -53,14 +55,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
-    // Errors before a request is parsed (headers too large, timeouts): plain text, not Fastify's JSON.
-    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
-      const [status, reason] =
-        error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
-      const body = `${reason}\r\n`;
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
-    },
+    // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
+    // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
+    // written (src/web/client-errors.ts).
+    clientErrorHandler: clientErrors.handle,
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").
     frameworkErrors: (error, request, reply) => {
@@ -128,6 +126,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onRequest', (request, reply, done) => {
     // Every response carries CORS and the request id (interface spec "JSON interface": CORS).
     void reply.header('access-control-allow-origin', '*').header('x-request-id', request.id);
+    done();
+  });
+  // From here on the request may be charged: a client error on its connection waits for its answer.
+  app.addHook('preHandler', (request, reply, done) => {
+    clientErrors.dispatched(request.raw.socket, reply.raw);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
