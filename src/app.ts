@@ -55,6 +55,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Slow and idle clients (issue 17 item 5): without a request timeout, a request that declared a
+    // body and then trickled or idled held its connection for ever, and enough of them used up the
+    // file descriptors. README "Configuration" and docs/operating.md say how to choose these.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    connectionTimeout: config.http.socketTimeoutMs,
+    http: {
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      // Node enforces both timeouts on this sweep (30 s by default, which would double a 30 s
+      // timeout); a sweep walks the open connections, cheap at a second's interval.
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.http.headersTimeoutMs / 4))),
+    },
     // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
     // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
     // written (src/web/client-errors.ts).
@@ -123,6 +136,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   let draining = false;
 
+  // Past the cap, Node closes new connections as they arrive, so a flood of clients cannot take
+  // the descriptors the store and the answered connections need.
+  app.server.maxConnections = config.http.maxConnections;
+  app.server.on('drop', () => {
+    metrics.connectionsDropped.inc();
+  });
+
   app.addHook('onRequest', (request, reply, done) => {
     // Every response carries CORS and the request id (interface spec "JSON interface": CORS).
     void reply.header('access-control-allow-origin', '*').header('x-request-id', request.id);
@@ -159,7 +179,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });
   await app.register(imagePlugin, { imagesDir: config.imagesDir });
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
-  await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });
+  await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
 

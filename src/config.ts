@@ -44,6 +44,24 @@ export interface Config {
   readonly redisKeyPrefix: string;
   /** Rate limits of accounts that have none of their own (null: no limit). */
   readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
+  /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
+  readonly http: HttpLimits;
+}
+
+/** Timeouts in milliseconds, the connection cap and the /metrics token. */
+export interface HttpLimits {
+  /** The request line and headers must arrive within this. */
+  readonly headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this (a trickling body is cut). */
+  readonly requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** A connection with no bytes moving either way is closed after this (a client that stops reading). */
+  readonly socketTimeoutMs: number;
+  /** Open connections per process; more are closed as they arrive. */
+  readonly maxConnections: number;
+  /** Bearer token `/metrics` requires; undefined: /metrics is open. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -81,6 +99,37 @@ function optionalLimit(env: NodeJS.ProcessEnv, name: string, max: number): numbe
   const value = Number(text);
   if (!/^\d+$/.test(text) || value < 1 || value > max) throw new ConfigError(`${name} must be a whole number from 1 to ${max}, or unset for no limit (got "${text}")`);
   return value;
+}
+
+/** A whole number of milliseconds from `min` to `max`. */
+function millis(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const text = nonEmpty(env, name) ?? String(fallback);
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max} (got "${text}")`);
+  return value;
+}
+
+function httpLimits(env: NodeJS.ProcessEnv): HttpLimits {
+  const requestTimeoutMs = millis(env, 'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  const headersTimeoutMs = millis(env, 'HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), 100, 3_600_000);
+  // Node refuses a headers timeout longer than the request timeout that contains it.
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  const maxText = nonEmpty(env, 'MAX_CONNECTIONS') ?? '10000';
+  const maxConnections = Number(maxText);
+  if (!/^\d+$/.test(maxText) || maxConnections < 1 || maxConnections > 1_000_000) throw new ConfigError(`MAX_CONNECTIONS must be a whole number from 1 to 1000000 (got "${maxText}")`);
+  const metricsToken = nonEmpty(env, 'METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(metricsToken)) {
+    // The value is a secret: it is not repeated in the message.
+    throw new ConfigError('METRICS_TOKEN must be 16 to 256 characters of letters, digits and . _ ~ + / = -');
+  }
+  return Object.freeze({
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: millis(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 100, 3_600_000),
+    socketTimeoutMs: millis(env, 'SOCKET_TIMEOUT_MS', 120_000, 1000, 3_600_000),
+    maxConnections,
+    metricsToken,
+  });
 }
 
 function redisUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -169,5 +218,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: optionalLimit(env, 'RATE_LIMIT_PER_SECOND', 1_000_000),
       perDay: optionalLimit(env, 'RATE_LIMIT_PER_DAY', 1_000_000_000),
     }),
+    http: httpLimits(env),
   });
 }
