@@ -67,6 +67,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       // Node enforces both timeouts on this sweep (30 s by default, which would double a 30 s
       // timeout); a sweep walks the open connections, cheap at a second's interval.
       connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.http.headersTimeoutMs / 4))),
+      // Node answers an HTTP/1.1 request without Host itself, with a 400 that closes the
+      // connection while the requests pipelined behind it are still dispatched (and charged), so
+      // their paid answers were lost (found by test/security/debit-reconciliation.fuzz.test.ts).
+      // The onRequest hook below answers it instead, and the connection goes on.
+      requireHostHeader: false,
     },
     // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
     // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
@@ -146,11 +151,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   app.addHook('onRequest', (request, reply, done) => {
     // Every response carries CORS and the request id (interface spec "JSON interface": CORS).
     void reply.header('access-control-allow-origin', '*').header('x-request-id', request.id);
+    // RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      void reply.code(400).type('text/plain; charset=utf-8').send('Bad Request: an HTTP/1.1 request must carry a Host header');
+      return;
+    }
     done();
   });
   // From here on the request may be charged: a client error on its connection waits for its answer.
-  app.addHook('preHandler', (request, reply, done) => {
-    clientErrors.dispatched(request.raw.socket, reply.raw);
+  app.server.on('request', clientErrors.received);
+  app.addHook('preHandler', (_request, reply, done) => {
+    clientErrors.dispatched(reply.raw);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {

@@ -1,8 +1,11 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 
-/** Responses whose handler has started, per connection: answers that may already be paid for. */
-type Owed = ServerResponse[];
+/** A request read on a connection and the response that answers it. */
+interface Exchange {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+}
 
 /**
  * What happens to a connection when Node's HTTP parser rejects what the client sent (malformed
@@ -10,34 +13,40 @@ type Owed = ServerResponse[];
  *
  * Node hands those to the server's `clientError` listener and, by default, writes a raw 400 and
  * destroys the socket. That is right for a connection with nothing in flight, and wrong for one
- * on which a request was already dispatched: a valid lookup followed on the same connection by
+ * on which a request was already read: a valid lookup followed on the same connection by
  * rejected bytes was debited, then the raw 400 went out in place of the paid answer, which was
- * lost with the socket (issue 17 item 2). Here the answers in flight finish first; then the error
- * is answered and the connection closed. Nothing after the rejected bytes is read as a request.
+ * lost with the socket (issue 17 item 2). Here the answers owed finish first; then the error is
+ * answered and the connection closed. Nothing after the rejected bytes is read as a request.
+ *
+ * Owed are the requests read whole (the parser error comes in the same chunk, before Fastify has
+ * even parsed their bodies) and those whose handler has started (a GET runs without waiting for
+ * a body that then turns out broken). A request still waiting for its body is not owed: the
+ * timeout or the broken body is its own, and the error answers it.
  *
  * A client that goes away before its answer is written still loses it: that is what idempotent
  * retries (issue 17 item 3) cover, not this.
  */
 export class ClientErrors {
-  private readonly owed = new WeakMap<Socket, Owed>();
+  private readonly exchanges = new WeakMap<Socket, Exchange[]>();
+  private readonly started = new WeakSet<ServerResponse>();
   private readonly closing = new WeakSet<Socket>();
 
-  /**
-   * Records that a request's handler is about to run (Fastify's preHandler: after its body was
-   * read, before any lookup). Requests still waiting for their body are not owed an answer: a
-   * timeout or a broken body is theirs, and the error answers them.
-   */
-  dispatched(socket: Socket, response: ServerResponse): void {
-    let owed = this.owed.get(socket);
-    if (owed === undefined) {
-      this.owed.set(socket, [response]);
+  /** The server's `request` listener: every request, as the parser emits it. */
+  readonly received = (request: IncomingMessage, response: ServerResponse): void => {
+    const socket = request.socket;
+    const exchanges = this.exchanges.get(socket);
+    // Finished exchanges are dropped as new ones arrive, so a long keep-alive connection keeps
+    // only the requests pipelined behind the one being answered.
+    if (exchanges === undefined || exchanges.every((e) => e.response.writableFinished || e.response.destroyed)) {
+      this.exchanges.set(socket, [{ request, response }]);
       return;
     }
-    // Finished answers are dropped here, so a long keep-alive connection keeps at most the
-    // answers of its pipelined requests.
-    if (owed.length > 0 && owed.every((r) => r.writableFinished || r.destroyed)) owed = [];
-    owed.push(response);
-    this.owed.set(socket, owed);
+    exchanges.push({ request, response });
+  };
+
+  /** Records that a request's handler is about to run (Fastify's preHandler, before any lookup). */
+  dispatched(response: ServerResponse): void {
+    this.started.add(response);
   }
 
   /** The server's `clientError` listener (Fastify's `clientErrorHandler`). */
@@ -53,7 +62,9 @@ export class ClientErrors {
       }
       socket.end(rawErrorResponse(error.code));
     };
-    const inFlight = (this.owed.get(socket) ?? []).filter((r) => !r.writableFinished && !r.destroyed);
+    const inFlight = (this.exchanges.get(socket) ?? [])
+      .filter((e) => !e.response.writableFinished && !e.response.destroyed && (e.request.complete || this.started.has(e.response)))
+      .map((e) => e.response);
     if (inFlight.length === 0) {
       answer();
       return;

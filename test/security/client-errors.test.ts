@@ -69,6 +69,34 @@ describe.each(Object.keys(LOOKUPS) as Array<keyof typeof LOOKUPS>)('a lookup on 
   });
 });
 
+describe('a request with a body, read whole, with garbage in the same packet', () => {
+  const soap = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><CheckFrance xmlns="http://regcheck.org.uk"><RegistrationNumber>FK482TR</RegistrationNumber><username>${USER}</username></CheckFrance></soap:Body></soap:Envelope>`;
+  const form = `RegistrationNumber=FK482TR&username=${USER}`;
+  it.each([
+    ['SOAP 1.1', `POST /api/reg.asmx HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://regcheck.org.uk/CheckFrance"\r\nContent-Length: ${soap.length}\r\n\r\n${soap}`],
+    ['HTTP POST', `POST /api/reg.asmx/CheckFrance HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`],
+  ])('(%s) is answered before the 400: its handler runs after the parser has already failed', async (_binding, bytes) => {
+    const before = await debitIds();
+    const { responses } = await exchange(port, `${bytes}GET / HTTP/9.9\r\n\r\n`, { halfClose: true });
+    const debits = (await debitIds()).filter((id) => !before.includes(id));
+    expect(responses.map((r) => r.statusCode)).toEqual([200, 400]);
+    expect(debits).toEqual(delivered(responses));
+    expect(debits).toHaveLength(1);
+  });
+});
+
+describe('an HTTP/1.1 request without Host', () => {
+  it('is answered 400 and the lookup pipelined behind it is answered too, not charged and cut off', async () => {
+    const before = await debitIds();
+    const { responses } = await exchange(port, `GET /healthz HTTP/1.1\r\nX-No-Host: 1\r\n\r\n${LOOKUPS['the JSON interface']()}Connection: close\r\n\r\n`, { halfClose: true });
+    const debits = (await debitIds()).filter((id) => !before.includes(id));
+    expect(responses.map((r) => r.statusCode)).toEqual([400, 200]);
+    expect(responses[0]?.body).toMatch(/Host header/);
+    expect(debits).toEqual(delivered(responses));
+    expect(debits).toHaveLength(1);
+  });
+});
+
 describe('a client error', () => {
   it('with nothing in flight is still answered 400 in plain text, and the connection closed', async () => {
     const { responses, closedByServer } = await exchange(port, 'GARBAGE\r\n\r\n');
