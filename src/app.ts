@@ -15,7 +15,9 @@ import { systemClock, type Clock } from './shared/clock.js';
 import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './web/credits.plugin.js';
+import { ClientErrors } from './web/client-errors.js';
 import { imagePlugin } from './web/image.plugin.js';
+import { originForm } from './web/request-target.js';
 
 export interface BuiltApp {
   readonly app: FastifyInstance;
@@ -37,6 +39,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 /** Builds the whole service without listening (STYLE.md 9). */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
   const metrics = new Metrics();
+  const clientErrors = new ClientErrors();
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -53,18 +56,32 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
-    // Errors before a request is parsed (headers too large, timeouts): plain text, not Fastify's JSON.
-    clientErrorHandler: (error: NodeJS.ErrnoException, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
-      const [status, reason] =
-        error.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
-      const body = `${reason}\r\n`;
-      socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+    // Slow and idle clients (issue 17 item 5): without a request timeout, a request that declared a
+    // body and then trickled or idled held its connection for ever, and enough of them used up the
+    // file descriptors. README "Configuration" and docs/operating.md say how to choose these.
+    requestTimeout: config.http.requestTimeoutMs,
+    keepAliveTimeout: config.http.keepAliveTimeoutMs,
+    connectionTimeout: config.http.socketTimeoutMs,
+    http: {
+      headersTimeout: config.http.headersTimeoutMs,
+      requestTimeout: config.http.requestTimeoutMs,
+      // Node enforces both timeouts on this sweep (30 s by default, which would double a 30 s
+      // timeout); a sweep walks the open connections, cheap at a second's interval.
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(config.http.headersTimeoutMs / 4))),
+      // Node answers an HTTP/1.1 request without Host itself, with a 400 that closes the
+      // connection while the requests pipelined behind it are still dispatched (and charged), so
+      // their paid answers were lost (found by test/security/debit-reconciliation.fuzz.test.ts).
+      // The onRequest hook below answers it instead, and the connection goes on.
+      requireHostHeader: false,
     },
+    // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
+    // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
+    // written (src/web/client-errors.ts).
+    clientErrorHandler: clientErrors.handle,
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").
     frameworkErrors: (error, request, reply) => {
-      const json = (request.raw.url ?? '').startsWith('/api/json.aspx/');
+      const json = originForm(request.raw.url ?? '').startsWith('/api/json.aspx/');
       const status = json ? 500 : error.statusCode ?? 400;
       // frameworkErrors is typed with the route's generic reply; it is a plain reply here.
       void (reply as unknown as FastifyReply)
@@ -122,9 +139,27 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   let draining = false;
 
+  // Past the cap, Node closes new connections as they arrive, so a flood of clients cannot take
+  // the descriptors the store and the answered connections need.
+  app.server.maxConnections = config.http.maxConnections;
+  app.server.on('drop', () => {
+    metrics.connectionsDropped.inc();
+  });
+
   app.addHook('onRequest', (request, reply, done) => {
     // Every response carries CORS and the request id (interface spec "JSON interface": CORS).
     void reply.header('access-control-allow-origin', '*').header('x-request-id', request.id);
+    // RFC 9112 section 3.2: a server MUST answer 400 to an HTTP/1.1 request without Host.
+    if (request.headers.host === undefined && request.raw.httpVersion === '1.1') {
+      void reply.code(400).type('text/plain; charset=utf-8').send('Bad Request: an HTTP/1.1 request must carry a Host header');
+      return;
+    }
+    done();
+  });
+  // From here on the request may be charged: a client error on its connection waits for its answer.
+  app.server.on('request', clientErrors.received);
+  app.addHook('preHandler', (_request, reply, done) => {
+    clientErrors.dispatched(reply.raw);
     done();
   });
   app.addHook('onResponse', (request, reply, done) => {
@@ -141,7 +176,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return reply.code(status).type('text/plain; charset=utf-8').send(error instanceof Error ? error.message : 'Bad request');
   });
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${request.url.split('?', 1)[0] ?? ''}`),
+    reply.code(404).type('text/plain; charset=utf-8').send(`Not found: ${request.method} ${originForm(request.url).split('?', 1)[0] ?? ''}`),
   );
 
   const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });
@@ -152,7 +187,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });
   await app.register(imagePlugin, { imagesDir: config.imagesDir });
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
-  await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });
+  await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
 

@@ -55,6 +55,24 @@ export interface Config extends CoreConfig {
   readonly providers: ProviderConfig;
   /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
   readonly vin: VinConfig;
+  /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
+  readonly http: HttpLimits;
+}
+
+/** Timeouts in milliseconds, the connection cap and the /metrics token. */
+export interface HttpLimits {
+  /** The request line and headers must arrive within this. */
+  readonly headersTimeoutMs: number;
+  /** The whole request, headers and body, must arrive within this (a trickling body is cut). */
+  readonly requestTimeoutMs: number;
+  /** An idle kept-alive connection is closed after this. */
+  readonly keepAliveTimeoutMs: number;
+  /** A connection with no bytes moving either way is closed after this (a client that stops reading). */
+  readonly socketTimeoutMs: number;
+  /** Open connections per process; more are closed as they arrive. */
+  readonly maxConnections: number;
+  /** Bearer token `/metrics` requires; undefined: /metrics is open. */
+  readonly metricsToken: string | undefined;
 }
 
 /** The most processes `WORKERS` may ask for. */
@@ -85,6 +103,29 @@ function namespace(env: EnvReader, name: string, fallback: string): string {
   return value;
 }
 
+const HOUR_MS = 3_600_000;
+
+/** Timeouts, the connection cap and the /metrics token (issue 17 items 5 and 11). */
+function readHttpLimits(env: EnvReader): HttpLimits {
+  const requestTimeoutMs = env.int('REQUEST_TIMEOUT_MS', 30_000, { min: 100, max: HOUR_MS });
+  const headersTimeoutMs = env.int('HEADERS_TIMEOUT_MS', Math.min(10_000, requestTimeoutMs), { min: 100, max: HOUR_MS });
+  // Node refuses a headers timeout longer than the request timeout that contains it.
+  if (headersTimeoutMs > requestTimeoutMs) throw new ConfigError(`HEADERS_TIMEOUT_MS (${headersTimeoutMs}) must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`);
+  const metricsToken = env.text('METRICS_TOKEN');
+  if (metricsToken !== undefined && !/^[A-Za-z0-9._~+/=-]{16,256}$/.test(metricsToken)) {
+    // The value is a secret: it is not repeated in the message.
+    throw new ConfigError('METRICS_TOKEN must be 16 to 256 characters of letters, digits and . _ ~ + / = -');
+  }
+  return Object.freeze({
+    headersTimeoutMs,
+    requestTimeoutMs,
+    keepAliveTimeoutMs: env.int('KEEP_ALIVE_TIMEOUT_MS', 72_000, { min: 100, max: HOUR_MS }),
+    socketTimeoutMs: env.int('SOCKET_TIMEOUT_MS', 120_000, { min: 1000, max: HOUR_MS }),
+    maxConnections: env.int('MAX_CONNECTIONS', 10_000, { min: 1, max: 1_000_000 }),
+    metricsToken,
+  });
+}
+
 /** The HTTP server: address, links, authentication realm, XML limits. */
 function readServerConfig(env: EnvReader, dataDir: string) {
   const portText = env.text('PORT') ?? '8080';
@@ -108,6 +149,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
+    http: readHttpLimits(env),
   };
 }
 

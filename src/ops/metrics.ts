@@ -13,6 +13,8 @@ export class Metrics implements LookupObserver {
   private readonly credits: DeferredCounter<'operation' | 'interface'>;
   private readonly httpRequests: DeferredCounter<'method' | 'route' | 'status'>;
   private readonly rateLimited: Counter<'window' | 'interface'>;
+  /** Connections closed on arrival because MAX_CONNECTIONS were open (issue 17 item 5). */
+  readonly connectionsDropped: Counter;
   /** Rate-limited requests counted in-process because Redis did not answer (fail open, issue 5). */
   readonly rateLimitFallbacks: Counter;
   /**
@@ -45,6 +47,11 @@ export class Metrics implements LookupObserver {
     this.rateLimitFallbacks = new Counter({
       name: 'vehicle_lookup_rate_limit_fallbacks_total',
       help: 'Requests of rate-limited accounts counted in-process because Redis did not answer',
+      registers: [this.registry],
+    });
+    this.connectionsDropped = new Counter({
+      name: 'vehicle_lookup_connections_dropped_total',
+      help: 'Connections closed on arrival because MAX_CONNECTIONS connections were open',
       registers: [this.registry],
     });
     this.httpRequests = new DeferredCounter(this.registry, 'vehicle_lookup_http_requests_total', 'HTTP requests by method, route and status code', [

@@ -6,8 +6,9 @@ import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { internalError } from '../../shared/internal-error.js';
-import { baseUrlOf } from '../../web/base-url.js';
+import { baseUrlOf, InvalidHostError } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
+import { originForm } from '../../web/request-target.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
 import { writeResultContent } from '../xml/result-encoder.js';
@@ -118,6 +119,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
   app.setErrorHandler((error, request, reply) => {
     const status = (error as { statusCode?: number }).statusCode ?? 500;
     if (status === 413) return sendError(reply, 413, `Request body is larger than ${options.bodyLimit} bytes.`);
+    if (error instanceof InvalidHostError) return sendError(reply, status, `${error.message}.`);
     if (status < 500) return sendError(reply, status, 'Request format is invalid.');
     return sendError(reply, 500, `${internalError(request, error, 'GET/POST request failed')}.`);
   });
@@ -126,6 +128,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
     const encodingKey = `http\u0000${endpoint.namespace}`;
     const handle = async (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): Promise<FastifyReply> => {
       const name = request.params.operation;
+      // Before the lookup: an invalid Host goes to the error handler above as a 400 (base-url.ts).
+      const baseUrl = baseUrlOf(request, options.baseUrl);
       try {
         const op = endpoint.find(name);
         if (!op) {
@@ -138,7 +142,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         }
         let pairs: URLSearchParams;
         if (verb === 'GET') {
-          pairs = new URLSearchParams((request.raw.url ?? '').split('?').slice(1).join('?'));
+          pairs = new URLSearchParams(originForm(request.raw.url ?? '').split('?').slice(1).join('?'));
         } else {
           const media = parseMediaType(request.headers['content-type']);
           if (media.type !== 'application/x-www-form-urlencoded') {
@@ -152,7 +156,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
-          baseUrl: baseUrlOf(request, options.baseUrl),
+          baseUrl,
         });
         const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
         return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
@@ -167,7 +171,10 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         return sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);
       }
     };
-    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'GET'));
+    // HEAD would run (and charge) the lookup only to drop its answer: refused, as on the JSON
+    // interface (json.plugin.ts). ASMX itself knew only GET and POST on these paths.
+    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, { exposeHeadRoute: false }, (request, reply) => handle(request, reply, 'GET'));
+    app.head(`${endpoint.definition.path}/:operation`, (_request, reply) => sendError(reply.header('allow', 'GET, POST'), 405, 'HEAD is not allowed: a lookup is charged; use GET or POST.'));
     app.post<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'POST'));
   }
   return Promise.resolve();

@@ -8,6 +8,7 @@ import { memoizedEncoding } from '../../lookup/result-memo.js';
 import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
+import { originForm } from '../../web/request-target.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
 
 export interface JsonPluginOptions {
@@ -105,15 +106,22 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
       .send(),
   );
 
-  app.get(`${PREFIX}*`, async (request, reply) => {
+  // A lookup costs a credit, and an honest HEAD would have to run it to know the GET's status and
+  // headers (RFC 9110 section 9.3.2), then throw the paid answer away. So HEAD is refused here
+  // (405 lists what the resource takes, RFC 9110 section 15.5.6); pages that cost nothing keep it.
+  app.head(`${PREFIX}*`, (_request, reply) => reply.code(405).header('allow', 'GET, OPTIONS').type('text/plain; charset=utf-8').send('HEAD is not allowed: a lookup is charged; use GET'));
+
+  app.get(`${PREFIX}*`, { exposeHeadRoute: false }, async (request, reply) => {
+    // Before the lookup: an invalid Host is a 400 from the app's error handler (base-url.ts).
+    const baseUrl = baseUrlOf(request, options.baseUrl);
     try {
-      const { method, segments } = splitJsonPath(request.raw.url ?? '', PREFIX);
+      const { method, segments } = splitJsonPath(originForm(request.raw.url ?? ''), PREFIX);
       const outcome = await options.pipeline.execute({
         call: bindCall(options.catalogue, method, segments),
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,
-        baseUrl: baseUrlOf(request, options.baseUrl),
+        baseUrl,
       });
       return await reply
         .code(200)

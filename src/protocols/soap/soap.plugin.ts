@@ -121,6 +121,8 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
       // The content type chooses the version; the envelope namespace is checked against it below.
       const declared: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
       let version = declared;
+      // Before the lookup: an invalid Host is a Client fault from the error handler (base-url.ts).
+      const baseUrl = baseUrlOf(request, options.baseUrl);
       try {
         if (!SOAP_MEDIA_TYPES.has(media.type)) {
           throw new SoapRequestError(415, 'Client', `Unsupported content type ${media.type || '(none)'}: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)`);
@@ -160,7 +162,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
-          baseUrl: baseUrlOf(request, options.baseUrl),
+          baseUrl,
         });
         return await reply
           .code(200)

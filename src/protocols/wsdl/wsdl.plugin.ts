@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { baseUrlOf } from '../../web/base-url.js';
+import { originForm } from '../../web/request-target.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { renderOperationPage, renderServicePage } from './help-page.js';
 import { generateDisco, generateWsdl } from './wsdl-generator.js';
@@ -26,7 +27,7 @@ export const wsdlPlugin: FastifyPluginAsync<WsdlPluginOptions> = (app, options) 
   for (const endpoint of options.endpoints) {
     app.get(endpoint.definition.path, (request, reply) => {
       const address = `${baseUrlOf(request, options.baseUrl)}${endpoint.definition.path}`;
-      const { keys, op } = queryKeys(request.raw.url ?? '');
+      const { keys, op } = queryKeys(originForm(request.raw.url ?? ''));
       if (keys.has('wsdl')) return reply.type('text/xml; charset=utf-8').send(generateWsdl(endpoint, address));
       if (keys.has('disco')) return reply.type('text/xml; charset=utf-8').send(generateDisco(endpoint, address));
       if (op !== undefined) {
