@@ -255,7 +255,7 @@ export class LookupPipeline {
     return this.lastIso.iso;
   }
 
-  private authenticateByKey(basic: BasicCredentials | undefined): Account | Promise<Account> {
+  private authenticateByKey(basic: BasicCredentials | undefined): MaybePromise<Account> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
     const found = this.deps.accounts.find(basic.username);
     return found instanceof Promise ? found.then((account) => this.checkKey(account, basic)) : this.checkKey(found, basic);
@@ -268,7 +268,7 @@ export class LookupPipeline {
     return this.ensureEnabled(account);
   }
 
-  private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): Account | Promise<Account> {
+  private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): MaybePromise<Account> {
     const name = username?.trim() ?? '';
     if (name === '') throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     const found = this.deps.accounts.find(name);

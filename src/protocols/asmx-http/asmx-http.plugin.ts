@@ -33,29 +33,28 @@ class AsmxHttpError extends Error {
   }
 }
 
-/** How the GET/POST bindings answer a LookupError: a status, and the headers that go with it. */
+/**
+ * How the GET/POST bindings answer a LookupError. The status and form are always the same: ASMX
+ * answers an exception thrown by an operation with 500 and the message as plain text
+ * (compat-notes "Errors"), whatever it was; what a code decides is only the headers beside it.
+ */
 interface AsmxHttpWireError {
-  readonly status: 500;
   /** Sends `Retry-After` with the error's wait in seconds. */
-  readonly retryAfter?: true;
+  readonly retryAfter: boolean;
 }
 
-/**
- * Every LookupError code's answer: ASMX answers an exception thrown by an operation with 500 and
- * the message as plain text (compat-notes "Errors"), whatever it was. A Record, so a new code does
- * not compile until it has one here.
- */
+/** Every LookupError code's answer. A Record, so a new code does not compile until it has one here. */
 const HTTP_ERRORS: Readonly<Record<LookupErrorCode, AsmxHttpWireError>> = {
-  UNAUTHORIZED: { status: 500 },
-  ACCOUNT_DISABLED: { status: 500 },
-  UNKNOWN_OPERATION: { status: 500 },
-  INVALID_INPUT: { status: 500 },
-  NOT_FOUND: { status: 500 },
-  INSUFFICIENT_CREDITS: { status: 500 },
-  UPSTREAM_UNAVAILABLE: { status: 500 },
+  UNAUTHORIZED: { retryAfter: false },
+  ACCOUNT_DISABLED: { retryAfter: false },
+  UNKNOWN_OPERATION: { retryAfter: false },
+  INVALID_INPUT: { retryAfter: false },
+  NOT_FOUND: { retryAfter: false },
+  INSUFFICIENT_CREDITS: { retryAfter: false },
+  UPSTREAM_UNAVAILABLE: { retryAfter: false },
   // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
-  RATE_LIMITED: { status: 500, retryAfter: true },
-  INTERNAL: { status: 500 },
+  RATE_LIMITED: { retryAfter: true },
+  INTERNAL: { retryAfter: false },
 };
 
 /** The bare result document of the GET/POST bindings: root named after the result type, 2-space indented. */
@@ -166,7 +165,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         if (error instanceof LookupError) {
           const wire = HTTP_ERRORS[error.code];
           if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
-          return sendError(reply, wire.status, error.message);
+          return sendError(reply, 500, error.message);
         }
         return sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);
       }
