@@ -35,12 +35,13 @@ export class ClientErrors {
   readonly received = (request: IncomingMessage, response: ServerResponse): void => {
     const socket = request.socket;
     const exchanges = this.exchanges.get(socket);
-    // Finished exchanges are dropped as new ones arrive, so a long keep-alive connection keeps
-    // only the requests pipelined behind the one being answered.
-    if (exchanges === undefined || exchanges.every((e) => e.response.writableFinished || e.response.destroyed)) {
+    if (exchanges === undefined) {
       this.exchanges.set(socket, [{ request, response }]);
       return;
     }
+    // Finished exchanges are dropped as new ones arrive, so a long keep-alive connection keeps
+    // only the requests pipelined behind the one being answered.
+    if (exchanges.every((e) => e.response.writableFinished || e.response.destroyed)) exchanges.length = 0;
     exchanges.push({ request, response });
   };
 

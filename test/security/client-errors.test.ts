@@ -97,6 +97,24 @@ describe('an HTTP/1.1 request without Host', () => {
   });
 });
 
+describe('a client that goes away after the rejected bytes', () => {
+  it('leaves no connection behind in the server once its answer is done', async () => {
+    const { connect } = await import('node:net');
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => undefined);
+    await new Promise<void>((resolve) => socket.once('connect', () => { resolve(); }));
+    socket.write(`${LOOKUPS['the HTTP GET binding']()}${TRAILERS['pipelined garbage']}`);
+    socket.resetAndDestroy();
+    const connections = (): Promise<number> => new Promise((resolve) => t.app.server.getConnections((_e, n) => { resolve(n); }));
+    let open = await connections();
+    for (let i = 0; i < 40 && open > 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      open = await connections();
+    }
+    expect(open).toBe(0);
+  });
+});
+
 describe('a client error', () => {
   it('with nothing in flight is still answered 400 in plain text, and the connection closed', async () => {
     const { responses, closedByServer } = await exchange(port, 'GARBAGE\r\n\r\n');
