@@ -14,6 +14,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
+  /** SQLite's durability of a COMMIT: `full` survives power loss, `normal` only process crashes. */
+  readonly sqliteSynchronous: 'full' | 'normal';
   /** Server processes sharing the port (node:cluster); 1 = a single process. */
   readonly workers: number;
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
@@ -129,6 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dbPoolSize = Number(poolText);
   if (!Number.isInteger(dbPoolSize) || dbPoolSize < 1 || dbPoolSize > 1000) throw new ConfigError(`DB_POOL_SIZE must be a whole number from 1 to 1000 (got "${poolText}")`);
 
+  const sqliteSynchronous = (nonEmpty(env, 'SQLITE_SYNCHRONOUS') ?? 'full').toLowerCase();
+  if (sqliteSynchronous !== 'full' && sqliteSynchronous !== 'normal') {
+    throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${env.SQLITE_SYNCHRONOUS ?? ''}")`);
+  }
+
   const redisKeyPrefix = nonEmpty(env, 'REDIS_KEY_PREFIX') ?? 'vehicle-lookup:';
   if (!/^[A-Za-z0-9._:-]{1,64}$/.test(redisKeyPrefix)) {
     throw new ConfigError(`REDIS_KEY_PREFIX must be 1 to 64 characters of letters, digits and . _ : - (got "${redisKeyPrefix}")`);
@@ -148,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: nonEmpty(env, 'DATABASE_URL'),
     dbPoolSize,
+    sqliteSynchronous,
     workers,
     baseUrl,
     logLevel,

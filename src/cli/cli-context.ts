@@ -28,7 +28,7 @@ export const processOutput: CliOutput = {
  */
 export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: Services) => Promise<T>, io: CliOutput = processOutput): Promise<T> {
   const config = loadConfig(env);
-  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize });
+  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize, sqliteSynchronous: config.sqliteSynchronous });
   const redis =
     config.redisUrl === undefined
       ? undefined

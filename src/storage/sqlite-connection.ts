@@ -161,7 +161,26 @@ class LockWaitingSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * SQLite's `synchronous` setting in WAL mode (SQLITE_SYNCHRONOUS):
+ * - `full`: every COMMIT syncs the WAL to disk before it returns, so a committed debit survives an
+ *   operating-system crash or power loss too;
+ * - `normal`: the WAL is synced only at checkpoints; durable across application crashes (kill -9),
+ *   but an OS crash or power loss can roll back the last transactions (never corrupt the file).
+ */
+export type SqliteSynchronous = 'full' | 'normal';
+
+/**
+ * The default: `full`, because a COMMIT is what a lookup's debit waits for before its answer is
+ * sent; with `normal` a power cut could erase debits of lookups already answered. The group commit
+ * (DebitBatcher) makes that one sync per batch, not per debit: bench/sqlite-durability.bench.ts
+ * measures the price, docs/operating.md gives the figures.
+ */
+export const DEFAULT_SQLITE_SYNCHRONOUS: SqliteSynchronous = 'full';
+
 export interface SqliteConnectionOptions {
+  /** See SqliteSynchronous; default DEFAULT_SQLITE_SYNCHRONOUS. */
+  readonly synchronous?: SqliteSynchronous | undefined;
   /** How long a write waits for another connection's lock; default SQLITE_LOCK_WAIT_MS (tests shorten it). */
   readonly lockWaitMs?: number | undefined;
 }
@@ -176,7 +195,7 @@ export interface SqliteConnection {
 }
 
 /**
- * The store's SQLite connection: WAL, NORMAL sync, no synchronous busy waiting (locks
+ * The store's SQLite connection: WAL, the chosen sync level, no synchronous busy waiting (locks
  * are waited for asynchronously), foreign keys, statements prepared once, and the synchronous
  * transaction path.
  */
@@ -184,9 +203,7 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
   const lockWaitMs = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
   const sqlite = new SQLite(path, { timeout: SQLITE_OPEN_BUSY_TIMEOUT_MS });
   sqlite.pragma('journal_mode = WAL');
-  // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last
-  // transactions, never corrupt the file.
-  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma(`synchronous = ${(options.synchronous ?? DEFAULT_SQLITE_SYNCHRONOUS) === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const statements = withStatementCache(sqlite);
