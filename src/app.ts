@@ -98,6 +98,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       dataDir: config.dataDir,
       databaseUrl: config.databaseUrl,
       poolSize: config.dbPoolSize,
+      sqliteSynchronous: config.sqliteSynchronous,
       onConnectionError: (error) => {
         app.log.warn({ err: error }, 'a pooled database connection failed; it will be replaced');
       },

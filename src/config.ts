@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { readDataDir } from './config/data-dir.js';
 import { ConfigError, EnvReader } from './config/env-reader.js';
+import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
 import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
 import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
 
@@ -17,6 +18,8 @@ export interface CoreConfig {
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
+  /** SQLite's durability of a COMMIT: `full` survives power loss, `normal` only process crashes. */
+  readonly sqliteSynchronous: SqliteSynchronous;
   /** `redis://` or `rediss://` URL; unset: no Redis, everything in-process (issue 5). */
   readonly redisUrl: string | undefined;
   /** Starts every Redis key and channel name, so several deployments can share one Redis. */
@@ -87,6 +90,7 @@ export function readCoreConfig(env: EnvReader): CoreConfig {
     dataDir: readDataDir(env),
     databaseUrl: env.text('DATABASE_URL'),
     dbPoolSize: env.int('DB_POOL_SIZE', 10, { min: 1, max: 1000 }),
+    sqliteSynchronous: readSqliteSynchronous(env),
     redisUrl: env.url('REDIS_URL', { protocols: ['redis', 'rediss'], description: 'a redis:// or rediss:// URL' }),
     redisKeyPrefix: env.matching('REDIS_KEY_PREFIX', 'vehicle-lookup:', /^[A-Za-z0-9._:-]{1,64}$/, '1 to 64 characters of letters, digits and . _ : -'),
     rateLimitDefaults: Object.freeze({
@@ -94,6 +98,15 @@ export function readCoreConfig(env: EnvReader): CoreConfig {
       perDay: env.optionalInt('RATE_LIMIT_PER_DAY', { min: 1, max: 1_000_000_000 }, 'no limit') ?? null,
     }),
   });
+}
+
+/** `full` (the default: debits are money, docs/operating.md) or `normal`, in any letter case. */
+function readSqliteSynchronous(env: EnvReader): SqliteSynchronous {
+  const raw = env.text('SQLITE_SYNCHRONOUS');
+  if (raw === undefined) return DEFAULT_SQLITE_SYNCHRONOUS;
+  const value = raw.toLowerCase();
+  if (value !== 'full' && value !== 'normal') throw new ConfigError(`SQLITE_SYNCHRONOUS must be full or normal (got "${raw}")`);
+  return value;
 }
 
 /** An absolute URI usable as an XML namespace and in a SOAPAction. */

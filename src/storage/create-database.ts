@@ -7,7 +7,7 @@ import type { DatabaseSchema, Db, Tx } from './database.js';
 import type { Engine } from './engine.js';
 import { noteLocalCommit } from './local-commits.js';
 import { migrationProvider } from './migrations/index.js';
-import { isSqliteBusy, openSqliteConnection, type SqliteConnection } from './sqlite-connection.js';
+import { isSqliteBusy, openSqliteConnection, type SqliteConnection, type SqliteSynchronous } from './sqlite-connection.js';
 
 export interface StorageOptions {
   /** Directory of the embedded store (`DATA_DIR`). */
@@ -22,8 +22,13 @@ export interface StorageOptions {
    * process.
    */
   readonly onConnectionError?: ((error: Error) => void) | undefined;
-  /** SQLite: how long a statement waits for another connection's lock (tests shorten it). */
-  readonly sqliteBusyTimeoutMs?: number | undefined;
+  /** SQLite's durability of a COMMIT (`SQLITE_SYNCHRONOUS`; see SqliteSynchronous). */
+  readonly sqliteSynchronous?: SqliteSynchronous | undefined;
+  /**
+   * SQLite: how long a write waits (asynchronously) for another connection's lock before it fails;
+   * default SQLITE_LOCK_WAIT_MS (tests shorten it).
+   */
+  readonly sqliteLockWaitMs?: number | undefined;
 }
 
 /**
@@ -172,9 +177,8 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
   if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
   const path = sqlitePath(options);
-  const connection = openSqliteConnection(path);
+  const connection = openSqliteConnection(path, { synchronous: options.sqliteSynchronous, lockWaitMs: options.sqliteLockWaitMs });
   const { db, dataVersion } = connection;
-  if (options.sqliteBusyTimeoutMs !== undefined) connection.sqlite.pragma(`busy_timeout = ${options.sqliteBusyTimeoutMs}`);
   try {
     await migrateSqlite(connection);
   } catch (error) {

@@ -1,12 +1,43 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, type CompiledQuery, type QueryResult } from 'kysely';
+import {
+  Kysely,
+  SqliteDialect,
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryResult,
+  type SqliteDialectConfig,
+  type TransactionSettings,
+} from 'kysely';
 import type { DatabaseSchema, Tx } from './database.js';
 import { noteLocalCommit } from './local-commits.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
-/** Milliseconds a writer waits for another connection's lock before SQLITE_BUSY. */
-export const SQLITE_BUSY_TIMEOUT_MS = 5000;
+/**
+ * How long SQLite's own busy handler waits for another connection's lock: not at all. better-sqlite3
+ * runs that handler synchronously, on the event loop: with the old 5 s, a write transaction held by
+ * another process (a CLI import, a second instance) froze the whole server, /healthz included, for
+ * up to 5 s per attempt (issue 17, item 6: /healthz 4.7 s, a lookup 10.6 s behind a 7 s lock).
+ * Instead, a statement or transaction that meets the lock fails at once with SQLITE_BUSY and is
+ * tried again after an asynchronous back-off (lockBackoffMs), up to SQLITE_LOCK_WAIT_MS, while the
+ * event loop serves everything else.
+ */
+const SQLITE_BUSY_TIMEOUT_MS = 0;
+
+/**
+ * The busy handler's wait while the connection is being opened (switching a new file to WAL takes
+ * a lock for a moment): start-up, before anything is served, as it always was.
+ */
+const SQLITE_OPEN_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * How long a write waits for another connection's lock before it fails. A lookup's debit waits
+ * this long at most, then the lookup fails with nothing charged (its transaction never began).
+ * Longer than any lock this service itself holds (the bulk importers commit every 1.5 s) and than
+ * a short CLI command; shorter than an HTTP client's usual timeout.
+ */
+export const SQLITE_LOCK_WAIT_MS = 10_000;
 
 /** Storage.transaction's shape. */
 export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
@@ -17,19 +48,24 @@ export function isSqliteBusy(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
-/** How long a transaction that keeps meeting SQLITE_BUSY is tried again, from its first attempt. */
-const SQLITE_BUSY_RETRY_MS = 30_000;
+/**
+ * Wait before attempt `attempt + 1`: 2, 4, 8... ms, then every 25 ms, so a released lock is taken
+ * within about 25 ms and a failed attempt (one BEGIN IMMEDIATE, microseconds) costs nothing worth
+ * counting meanwhile.
+ */
+function lockBackoffMs(attempt: number): number {
+  return Math.min(25, 2 ** attempt);
+}
 
 /**
- * `transaction`, tried again when SQLite answers SQLITE_BUSY. BEGIN IMMEDIATE already waits up to
- * busy_timeout for another connection's write lock (SQLite's busy handler, which better-sqlite3
- * runs synchronously), so this only happens when a lock is held longer than that: a long import or
- * CLI transaction in another process, a stopped process. Without it the debit batch fails and every
- * lookup in it gets an error instead of its data. Trying again is safe: an SQLITE_BUSY that leaves
- * `transaction` means nothing was committed (BEGIN failed, or the transaction was rolled back), and
- * the work builds its result from what it reads each time.
+ * `transaction`, tried again when SQLite answers SQLITE_BUSY: another connection holds the write
+ * lock (a long import or CLI transaction in another process, a second instance, a stopped
+ * process). Without it the debit batch fails and every lookup in it gets an error instead of its
+ * data. Trying again is safe: an SQLITE_BUSY that leaves `transaction` means nothing was committed
+ * (BEGIN failed, or the transaction was rolled back), and the work builds its result from what it
+ * reads each time. Between attempts the connection is free and the event loop runs.
  */
-export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_BUSY_RETRY_MS): Transact {
+export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_LOCK_WAIT_MS): Transact {
   return async (work) => {
     const started = performance.now();
     for (let attempt = 1; ; attempt += 1) {
@@ -37,11 +73,116 @@ export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_BUS
         return await transact(work);
       } catch (error) {
         if (!isSqliteBusy(error) || performance.now() - started >= giveUpAfterMs) throw error;
-        // Between attempts the event loop runs again (each attempt blocks it for up to busy_timeout).
-        await sleep(Math.min(250, 10 * 2 ** attempt));
+        await sleep(lockBackoffMs(attempt));
       }
     }
   };
+}
+
+/**
+ * Kysely's SQLite driver, with a statement that meets another connection's lock outside a
+ * transaction (a write through Storage.db: an account change, a test plate, an upstream cache
+ * entry) tried again asynchronously, as retryOnSqliteBusy does for transactions. Such a statement
+ * did nothing (autocommit), so trying it again is safe; between attempts the connection is given
+ * back, so other queries (a lookup's reads) run meanwhile. Inside a transaction an SQLITE_BUSY is
+ * the transaction's to handle, and is passed on.
+ */
+class LockWaitingDriver implements Driver {
+  private connection: DatabaseConnection | undefined;
+
+  constructor(
+    private readonly inner: Driver,
+    private readonly sqlite: SQLite.Database,
+    private readonly waitMs: number,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const raw = await this.inner.acquireConnection();
+    // SQLite has one connection; it is wrapped once, so Kysely sees one connection too.
+    this.connection ??= this.wrap(raw);
+    return this.connection;
+  }
+
+  private wrap(raw: DatabaseConnection): DatabaseConnection {
+    return {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
+        const started = performance.now();
+        for (let attempt = 1; ; attempt += 1) {
+          try {
+            return await raw.executeQuery<R>(query);
+          } catch (error) {
+            if (!isSqliteBusy(error) || this.sqlite.inTransaction || performance.now() - started >= this.waitMs) throw error;
+            await this.inner.releaseConnection(raw);
+            await sleep(lockBackoffMs(attempt));
+            await this.inner.acquireConnection();
+          }
+        }
+      },
+      streamQuery: (query, chunkSize) => raw.streamQuery(query, chunkSize),
+    };
+  }
+
+  beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    return this.inner.beginTransaction(connection, settings);
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.commitTransaction(connection);
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.inner.releaseConnection(connection);
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}
+
+class LockWaitingSqliteDialect extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly sqlite: SQLite.Database,
+    private readonly waitMs: number,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    return new LockWaitingDriver(super.createDriver(), this.sqlite, this.waitMs);
+  }
+}
+
+/**
+ * SQLite's `synchronous` setting in WAL mode (SQLITE_SYNCHRONOUS):
+ * - `full`: every COMMIT syncs the WAL to disk before it returns, so a committed debit survives an
+ *   operating-system crash or power loss too;
+ * - `normal`: the WAL is synced only at checkpoints; durable across application crashes (kill -9),
+ *   but an OS crash or power loss can roll back the last transactions (never corrupt the file).
+ */
+export type SqliteSynchronous = 'full' | 'normal';
+
+/**
+ * The default: `full`, because a COMMIT is what a lookup's debit waits for before its answer is
+ * sent; with `normal` a power cut could erase debits of lookups already answered. The group commit
+ * (DebitBatcher) makes that one sync per batch, not per debit: bench/sqlite-durability.bench.ts
+ * measures the price, docs/operating.md gives the figures.
+ */
+export const DEFAULT_SQLITE_SYNCHRONOUS: SqliteSynchronous = 'full';
+
+export interface SqliteConnectionOptions {
+  /** See SqliteSynchronous; default DEFAULT_SQLITE_SYNCHRONOUS. */
+  readonly synchronous?: SqliteSynchronous | undefined;
+  /** How long a write waits for another connection's lock; default SQLITE_LOCK_WAIT_MS (tests shorten it). */
+  readonly lockWaitMs?: number | undefined;
 }
 
 export interface SqliteConnection {
@@ -54,19 +195,19 @@ export interface SqliteConnection {
 }
 
 /**
- * The store's SQLite connection: WAL, NORMAL sync, busy timeout, foreign keys, statements prepared
- * once, and the synchronous transaction path.
+ * The store's SQLite connection: WAL, the chosen sync level, no synchronous busy waiting (locks
+ * are waited for asynchronously), foreign keys, statements prepared once, and the synchronous
+ * transaction path.
  */
-export function openSqliteConnection(path: string): SqliteConnection {
-  const sqlite = new SQLite(path);
+export function openSqliteConnection(path: string, options: SqliteConnectionOptions = {}): SqliteConnection {
+  const lockWaitMs = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
+  const sqlite = new SQLite(path, { timeout: SQLITE_OPEN_BUSY_TIMEOUT_MS });
   sqlite.pragma('journal_mode = WAL');
-  // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last
-  // transactions, never corrupt the file.
-  sqlite.pragma('synchronous = NORMAL');
-  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  sqlite.pragma(`synchronous = ${(options.synchronous ?? DEFAULT_SQLITE_SYNCHRONOUS) === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: statements }) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new LockWaitingSqliteDialect({ database: statements }, sqlite, lockWaitMs) });
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
@@ -97,5 +238,5 @@ export function openSqliteConnection(path: string): SqliteConnection {
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit
   // instead of failing a paid lookup.
-  return { sqlite, db, transaction: retryOnSqliteBusy(transaction), dataVersion };
+  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWaitMs), dataVersion };
 }

@@ -26,8 +26,8 @@ const READER_ENTRY = new URL('./rdw-reader.worker.ts', import.meta.url).href;
 const TRANSACTION_ROWS = 100_000;
 /**
  * A transaction is committed after this long even if it has fewer rows, so another process's
- * writer (a server's debits) waits well within its busy_timeout (5 s) for the write lock.
- * Readers are never blocked (WAL).
+ * writer (a server's debits) gets the write lock well within its wait (SQLITE_LOCK_WAIT_MS, 10 s;
+ * it waits without blocking its event loop). Readers are never blocked (WAL).
  */
 const TRANSACTION_MS = 1_500;
 const PROGRESS_EVERY = 10_000;
