@@ -1,10 +1,11 @@
+import type { ResultType } from '../results/index.js';
 import type { InputRule } from './input-rules.js';
 
 /** The SOAP services of the original: `/api/reg.asmx` and `/api/bespokeapi.asmx`. */
 export type ServiceId = 'reg' | 'bespoke';
 
-/** The result types of the interface spec ("Resources and their fields"). */
-export type ResultType = 'Vehicle' | 'UKMOTData' | 'ArrayOfPreAssessmentSearchResult';
+/** The result types of the interface spec ("Resources and their fields"): one codec each (src/results/). */
+export type { ResultType } from '../results/index.js';
 
 /** XML Schema type of a parameter in the SOAP body (GET/POST always send text). */
 export type XmlType = 's:string' | 's:int';

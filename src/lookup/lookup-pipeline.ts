@@ -9,10 +9,10 @@ import type { Provider, ProviderAnswer } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
-import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
-import type { LookupResult, MotDocument, NcapRating, VehicleDocument } from './lookup-result.js';
+import { isChargeable, resultOf } from '../results/index.js';
+import type { LookupResult } from './lookup-result.js';
 
 /**
  * How the caller proved who it is.
@@ -162,7 +162,7 @@ export class LookupPipeline {
     const record = this.findRecord(query);
     const found: unknown = record instanceof Promise ? await (record as Promise<unknown>) : record;
     const result = this.shape(op, found, request.baseUrl);
-    const charge = result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
+    const charge = isChargeable(result) ? cost : 0;
     if (charge === 0) return { operation: op, result, charged: 0, balance: account.credits };
 
     const balance = await this.deps.debits.debit(account.id, charge, {
@@ -288,28 +288,11 @@ export class LookupPipeline {
    * for every later lookup of it, so protocol adapters can keep its encoding (result-memo.ts).
    */
   private shape(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
-    if (record === null || typeof record !== 'object' || !Object.isFrozen(record)) return shapeRecord(op, record, baseUrl);
+    if (record === null || typeof record !== 'object' || !Object.isFrozen(record)) return resultOf(op.resultType, record, { operation: op, baseUrl });
     return this.shaped.get(record, `${op.name}\u0000${baseUrl}`, () => {
-      const result = shapeRecord(op, record, baseUrl);
-      if (result.type === 'Vehicle') Object.freeze(result.vehicle);
+      const result = resultOf(op.resultType, record, { operation: op, baseUrl });
+      Object.freeze(result.value);
       return Object.freeze(result);
     });
-  }
-}
-
-function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
-  switch (op.resultType) {
-    case 'Vehicle': {
-      let vehicle = record as VehicleDocument;
-      if (op.fieldSubset) {
-        const keep = new Set([...op.fieldSubset, 'ImageUrl']);
-        vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
-      }
-      return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
-    }
-    case 'UKMOTData':
-      return { type: 'UKMOTData', mot: record as MotDocument };
-    case 'ArrayOfPreAssessmentSearchResult':
-      return { type: 'ArrayOfPreAssessmentSearchResult', ratings: record as NcapRating[] };
   }
 }

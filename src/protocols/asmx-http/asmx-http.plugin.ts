@@ -10,7 +10,7 @@ import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
-import { writeResultContent } from '../xml/result-encoder.js';
+import { resultRootName, writeResultElement } from '../xml/result-encoder.js';
 import { XmlWriter } from '../xml/xml-writer.js';
 import { XSD_NS, XSI_NS } from '../soap/soap-envelope.js';
 
@@ -40,13 +40,7 @@ export function writeHttpResult(result: LookupResult, namespace: string): string
     ['xmlns:xsi', XSI_NS],
     ['xmlns', namespace],
   ];
-  if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
-    w.empty(result.type, attributes);
-  } else {
-    w.open(result.type, attributes);
-    writeResultContent(w, result);
-    w.close();
-  }
+  writeResultElement(w, resultRootName(result), attributes, result);
   return w.toString();
 }
 

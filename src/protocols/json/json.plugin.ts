@@ -3,8 +3,8 @@ import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { LookupError } from '../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import type { RawArguments } from '../../lookup/lookup-query.js';
-import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
+import { jsonBodyOf } from '../../results/index.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
@@ -16,18 +16,6 @@ export interface JsonPluginOptions {
 }
 
 const PREFIX = '/api/json.aspx/';
-
-/** The body of a successful answer: the vehicleJson document, the MOT object or the ratings list. */
-function body(result: LookupResult): unknown {
-  switch (result.type) {
-    case 'Vehicle':
-      return result.vehicle;
-    case 'UKMOTData':
-      return { ...result.mot, Tests: result.mot.Tests, ExtendedInformation: result.mot.ExtendedInformation ?? {} };
-    case 'ArrayOfPreAssessmentSearchResult':
-      return result.ratings;
-  }
-}
 
 /**
  * Binds path segments once the operation is known. Built here rather than inline in the request
@@ -71,7 +59,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         .type('application/json; charset=utf-8')
         .header('x-credits-charged', String(outcome.charged))
         .header('x-credits-remaining', String(outcome.balance))
-        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(body(outcome.result))));
+        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(jsonBodyOf(outcome.result))));
     } catch (error) {
       if (!(error instanceof LookupError)) {
         request.log.error({ err: error }, 'lookup failed unexpectedly');

@@ -1,6 +1,6 @@
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
-import { writeResultContent } from '../xml/result-encoder.js';
+import { writeResultElement } from '../xml/result-encoder.js';
 import { isNil, type XmlElement } from '../xml/xml-reader.js';
 import { XmlWriter } from '../xml/xml-writer.js';
 
@@ -76,13 +76,7 @@ export function writeSoapResponse(version: SoapVersion, op: OperationDeclaration
   const w = new XmlWriter(indent);
   envelopeOpen(w, version);
   w.open(`${op.name}Response`, [['xmlns', namespace]]);
-  if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
-    w.empty(`${op.name}Result`);
-  } else {
-    w.open(`${op.name}Result`);
-    writeResultContent(w, result);
-    w.close();
-  }
+  writeResultElement(w, `${op.name}Result`, [], result);
   w.close().close().close();
   return w.toString();
 }

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { Catalogue } from '../../src/catalogue/catalogue.js';
+import { OPERATIONS } from '../../src/catalogue/operations.js';
+import { XmlWriter } from '../../src/protocols/xml/xml-writer.js';
+import { codecOf, isChargeable, jsonBodyOf, RESULT_CODECS, resultOf, sampleOf, type ResultType } from '../../src/results/index.js';
+import { writeResultElement } from '../../src/protocols/xml/result-encoder.js';
+
+const TYPES = Object.keys(RESULT_CODECS) as ResultType[];
+const op = (name: string) => {
+  const found = new Catalogue(OPERATIONS).find(name);
+  if (!found) throw new Error(`no operation ${name}`);
+  return found;
+};
+
+function xml(type: ResultType, value: unknown): string {
+  const w = new XmlWriter(false);
+  writeResultElement(w, 'R', [], { type, value } as Parameters<typeof writeResultElement>[3]);
+  return w.toString();
+}
+
+describe('result codecs', () => {
+  it('has a codec for every result type the catalogue uses, each naming its own GET/POST root and schema type', () => {
+    for (const operation of OPERATIONS) expect(RESULT_CODECS[operation.resultType], operation.name).toBeDefined();
+    for (const type of TYPES) {
+      const codec = codecOf(type);
+      expect(codec.schemaTypes.map((t) => t.name)).toContain(codec.xmlName);
+      expect(codec.xsdType).toBe(`tns:${codec.xmlName}`);
+    }
+  });
+
+  it('charges nothing for an empty Euro NCAP list and the usual cost for any other result', () => {
+    expect(isChargeable({ type: 'ArrayOfPreAssessmentSearchResult', value: [] })).toBe(false);
+    expect(isChargeable({ type: 'ArrayOfPreAssessmentSearchResult', value: [{ Make: 'Volvo', Model: 'XC60' }] })).toBe(true);
+    expect(isChargeable({ type: 'Vehicle', value: {} })).toBe(true);
+    expect(isChargeable({ type: 'UKMOTData', value: { Tests: [] } })).toBe(true);
+  });
+
+  it('writes an empty Euro NCAP list as a self-closing result element, and every sample as a full one', () => {
+    expect(xml('ArrayOfPreAssessmentSearchResult', [])).toBe('<R />');
+    for (const type of TYPES) {
+      const sample = sampleOf(type);
+      const written = xml(type, sample.value);
+      expect(written, type).toMatch(/^<R>.+<\/R>$/);
+    }
+  });
+
+  it('serves a restricted variant only its field subset plus an ImageUrl made from the make and model', () => {
+    const record = Object.freeze({ Description: 'FORD F150', CarMake: { CurrentTextValue: 'FORD' }, CarModel: { CurrentTextValue: 'F150' }, Colour: 'Red' });
+    const result = resultOf('Vehicle', record, { operation: op('CheckUSAMinimal'), baseUrl: 'http://x.test' });
+    expect(result.type).toBe('Vehicle');
+    expect(Object.keys(result.value as object)).toEqual(['Description', 'CarMake', 'CarModel', 'ImageUrl']);
+    expect(record).not.toHaveProperty('ImageUrl');
+  });
+
+  it('gives the JSON interface an ExtendedInformation object even when the MOT record has none', () => {
+    expect(jsonBodyOf({ type: 'UKMOTData', value: { Tests: [] } })).toEqual({ Tests: [], ExtendedInformation: {} });
+  });
+
+  it('checks import payloads with the codec of the operation\'s result type', () => {
+    expect(RESULT_CODECS.UKMOTData.importPayload.validate({ Tests: 'none' })).toBe('mot.Tests must be an array');
+    expect(RESULT_CODECS.ArrayOfPreAssessmentSearchResult.importPayload.validate({ Make: 'Volvo', Model: 'XC60', Year: '2017' })).toBe('ncap.Year must be a whole number');
+    expect(RESULT_CODECS.Vehicle.importPayload.validate({ anything: 1 })).toBeUndefined();
+  });
+});
