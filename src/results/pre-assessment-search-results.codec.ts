@@ -24,16 +24,41 @@ export const NCAP_FIELDS = { ints: NCAP_INT_FIELDS, bools: NCAP_BOOL_FIELDS, str
 
 export type NcapFieldType = 'int' | 'boolean' | 'string' | 'dateTime';
 
-/** PreAssessmentSearchResult in the spec's order; value types are required (minOccurs 1). */
+const int = (name: string) => ({ name, type: 'int' as const });
+const boolean = (name: string) => ({ name, type: 'boolean' as const });
+const string = (name: string) => ({ name, type: 'string' as const });
+const dateTime = (name: string) => ({ name, type: 'dateTime' as const });
+
+/**
+ * PreAssessmentSearchResult in the order of the vendor's own WSDL (compat-notes "Wire differences"
+ * 1: zeep built from it refuses any other order); value types are required (minOccurs 1).
+ */
 export const NCAP_FIELD_ORDER: ReadonlyArray<{ readonly name: string; readonly type: NcapFieldType }> = [
-  ...['AdultOccupantStars', 'ChildOccupantStars', 'PedestrianStars'].map((name) => ({ name, type: 'int' as const })),
-  ...['AdultOccupantStrikeThrough', 'ChildOccupantStrikeThrough', 'PedestrianStrikeThrough'].map((name) => ({ name, type: 'boolean' as const })),
-  ...['Id', 'ClassId', 'ProtocolId', 'MakeId', 'ModelId', 'SortOrder', 'LifecycleStatus', 'Year'].map((name) => ({ name, type: 'int' as const })),
-  ...['Title', 'Name', 'Make', 'Model', 'Content', 'Url'].map((name) => ({ name, type: 'string' as const })),
-  ...['ClassEN', 'ClassDE', 'ClassNL', 'ClassES', 'ClassFR', 'ClassIT', 'ClassRU', 'ClassSV', 'ClassTR', 'ClassZH'].map((name) => ({ name, type: 'string' as const })),
-  ...['MakeImageLarge', 'MakeImageSmall', 'Images', 'YoutubeVideos', 'YoukuVideos'].map((name) => ({ name, type: 'string' as const })),
-  ...['IsPublished', 'IsPreProtocol', 'IsFleet'].map((name) => ({ name, type: 'boolean' as const })),
-  ...['CreateDate', 'ReleaseDate', 'FirstPublished'].map((name) => ({ name, type: 'dateTime' as const })),
+  int('AdultOccupantStars'),
+  boolean('AdultOccupantStrikeThrough'),
+  int('ChildOccupantStars'),
+  boolean('ChildOccupantStrikeThrough'),
+  int('PedestrianStars'),
+  boolean('PedestrianStrikeThrough'),
+  int('Id'),
+  ...['Title', 'Name', 'Make', 'Model', 'Content', 'Url'].map(string),
+  int('Year'),
+  ...['ClassEN', 'ClassDE', 'ClassNL', 'ClassES', 'ClassFR', 'ClassIT', 'ClassRU', 'ClassSV', 'ClassTR', 'ClassZH'].map(string),
+  int('ClassId'),
+  string('MakeImageLarge'),
+  string('MakeImageSmall'),
+  int('ProtocolId'),
+  int('MakeId'),
+  int('ModelId'),
+  boolean('IsPublished'),
+  dateTime('CreateDate'),
+  dateTime('ReleaseDate'),
+  ...['Images', 'YoutubeVideos', 'YoukuVideos'].map(string),
+  boolean('IsPreProtocol'),
+  boolean('IsFleet'),
+  int('SortOrder'),
+  int('LifecycleStatus'),
+  dateTime('FirstPublished'),
 ];
 
 // The import validator and the schema must name the same fields, with the same types.
