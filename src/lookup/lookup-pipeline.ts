@@ -278,8 +278,7 @@ export class LookupPipeline {
     if (unavailable !== undefined) {
       throw new LookupError('UPSTREAM_UNAVAILABLE', `${op.label} lookup is temporarily unavailable, please try again later`);
     }
-    const what = op.dataset.kind === 'mot' ? 'no MOT history found for' : 'no vehicle found for';
-    throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label, `${what} ${query.key.replaceAll('|', ' ')}`));
+    throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label));
   }
 
   /**
