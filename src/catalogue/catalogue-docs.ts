@@ -36,6 +36,7 @@ function describeParameter(p: ParameterDeclaration): string {
     if (!p.required) notes.push('optional');
     if (p.role === 'filter') notes.push('filter');
     if (p.role === 'ignored') notes.push('accepted, not used to find the record');
+    if (p.aliases) notes.push(`also accepted as ${p.aliases.map(code).join(' or ')}`);
   }
   return `${code(p.name)} (${notes.join(', ')})`;
 }

@@ -24,6 +24,11 @@ export interface ParameterDeclaration {
   /** False when an empty or missing value is acceptable. */
   readonly required: boolean;
   readonly description: string;
+  /**
+   * Other element names the XML bindings accept for it when the declared one is absent (clients
+   * written against the original send them); not in the WSDL.
+   */
+  readonly aliases?: readonly string[];
 }
 
 /** One path segment of the JSON interface, `/api/json.aspx/{Method}/{segment}/...`. */

@@ -158,7 +158,9 @@ const specialOperations: OperationDeclaration[] = [
   ),
   vehicleOperation('CheckCanada', 'Canada', 'Looks up a Canadian vehicle by licence plate and province.', [
     registration(),
-    stateParameter('Province', canadianProvinceRule, 'Two-letter province or territory code'),
+    // The vendor's own client sends the province as State, a published SOAP client as state
+    // (compat-notes "Wire differences" 2).
+    { ...stateParameter('Province', canadianProvinceRule, 'Two-letter province or territory code'), aliases: ['State', 'state'] },
   ]),
   vehicleOperation(
     'CheckPakistan',

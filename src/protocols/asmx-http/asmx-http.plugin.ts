@@ -46,7 +46,8 @@ export function writeHttpResult(result: LookupResult, namespace: string): string
 
 /**
  * Values by parameter name from query or form pairs. Names match case-insensitively, the first
- * occurrence wins, unknown names are ignored; a required parameter that is absent is an error.
+ * occurrence wins, an alias counts when the parameter's own name is absent, unknown names are
+ * ignored; a required parameter that is absent is an error.
  */
 function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<string, string> {
   const byLowerName = new Map<string, string>();
@@ -56,7 +57,8 @@ function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<str
   }
   const args: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const param of op.parameters) {
-    const value = byLowerName.get(param.name.toLowerCase());
+    let value = byLowerName.get(param.name.toLowerCase());
+    for (const alias of param.aliases ?? []) value ??= byLowerName.get(alias.toLowerCase());
     if (value === undefined) {
       if (param.required) throw new AsmxHttpError(`Missing parameter: ${param.name}.`);
       continue;

@@ -50,13 +50,15 @@ export function readEnvelope(root: XmlElement): SoapEnvelope {
 
 /**
  * Parameter values by name: direct children of the operation element matched by local name AND
- * the service namespace, in any order; unknown elements are ignored, a missing or nil one is
- * undefined (compat-notes "SOAP requests and responses").
+ * the service namespace, in any order, or by one of the parameter's aliases when it is absent;
+ * unknown elements are ignored, a missing or nil one is undefined (compat-notes "SOAP requests and
+ * responses").
  */
 export function readParameters(element: XmlElement, op: OperationDeclaration, namespace: string): Record<string, string | undefined> {
   const values: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   for (const param of op.parameters) {
-    const child = element.children.find((c) => c.local === param.name && c.uri === namespace);
+    let child = element.children.find((c) => c.local === param.name && c.uri === namespace);
+    for (const alias of param.aliases ?? []) child ??= element.children.find((c) => c.local === alias && c.uri === namespace);
     values[param.name] = child === undefined || isNil(child) ? undefined : child.text;
   }
   return values;
