@@ -8,6 +8,12 @@ export interface ResultContext {
   readonly baseUrl: string;
 }
 
+/**
+ * The binding a result is written for: `soap` ({Op}Result in an envelope) or `http` (the GET/POST
+ * root element). They differ where the live service differs (vehicleData's empty values).
+ */
+export type XmlBinding = 'soap' | 'http';
+
 /** A named complex type of the WSDL schema, written inside `<s:schema>` (see xsd.ts). */
 export interface SchemaType {
   readonly name: string;
@@ -54,7 +60,7 @@ export interface ResultCodec<T> {
    * Writes the result element `element` with `attributes` and its content: `{Op}Result` in SOAP
    * (no attributes), the root element of GET/POST (namespace declarations).
    */
-  writeXml(w: XmlWriter, element: string, attributes: Attributes, value: T): void;
+  writeXml(w: XmlWriter, element: string, attributes: Attributes, value: T, binding: XmlBinding): void;
   /** A result with one of everything, encoded by the real encoders on the help pages. */
   sample(): T;
 }

@@ -14,7 +14,7 @@ const op = (name: string) => {
 
 function xml(type: ResultType, value: unknown): string {
   const w = new XmlWriter(false);
-  writeResultElement(w, 'R', [], { type, value } as Parameters<typeof writeResultElement>[3]);
+  writeResultElement(w, 'R', [], { type, value } as Parameters<typeof writeResultElement>[3], 'soap');
   return w.toString();
 }
 
@@ -60,5 +60,16 @@ describe('result codecs', () => {
     expect(RESULT_CODECS.UKMOTData.importPayload.validate({ Tests: 'none' })).toBe('mot.Tests must be an array');
     expect(RESULT_CODECS.ArrayOfPreAssessmentSearchResult.importPayload.validate({ Make: 'Volvo', Model: 'XC60', Year: '2017' })).toBe('ncap.Year must be a whole number');
     expect(RESULT_CODECS.Vehicle.importPayload.validate({ anything: 1 })).toBeUndefined();
+  });
+});
+
+describe('Vehicle codec: the wire differences of compat-notes', () => {
+  it('writes IndicativeValue only when it is an xs:decimal', () => {
+    const indicative = (value: unknown): string | undefined => /<IndicativeValue>([^<]*)<\/IndicativeValue>/.exec(xml('Vehicle', { IndicativeValue: value }))?.[1];
+    expect(indicative('12500')).toBe('12500');
+    expect(indicative({ CurrentTextValue: '-12500.75' })).toBe('-12500.75');
+    expect(indicative('.5')).toBe('.5');
+    expect(indicative(0)).toBe('0');
+    for (const bad of ['£12,500', '12 500', '1e5', 'n/a', '12.500,00 kr', '']) expect(indicative(bad), bad).toBeUndefined();
   });
 });

@@ -40,7 +40,7 @@ export function writeHttpResult(result: LookupResult, namespace: string): string
     ['xmlns:xsi', XSI_NS],
     ['xmlns', namespace],
   ];
-  writeResultElement(w, resultRootName(result), attributes, result);
+  writeResultElement(w, resultRootName(result), attributes, result, 'http');
   return w.toString();
 }
 

@@ -78,7 +78,7 @@ export function writeSoapResponse(version: SoapVersion, op: OperationDeclaration
   const w = new XmlWriter(indent);
   envelopeOpen(w, version);
   w.open(`${op.name}Response`, [['xmlns', namespace]]);
-  writeResultElement(w, `${op.name}Result`, [], result);
+  writeResultElement(w, `${op.name}Result`, [], result, 'soap');
   w.close().close().close();
   return w.toString();
 }
