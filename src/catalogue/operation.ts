@@ -13,6 +13,14 @@ export type XmlType = 's:string' | 's:int';
 /** What kind of record a dataset holds; decides the import payload field and the result shape. */
 export type DatasetKind = 'vehicle' | 'mot' | 'ncap';
 
+/**
+ * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
+ * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
+ * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
+ * lookup); `none` adds none (live answers of these countries carry only the record's own).
+ */
+export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
+
 export interface ParameterDeclaration {
   /** Exact (case-sensitive) element name in SOAP bodies; matched case-insensitively in GET/POST. */
   readonly name: string;
@@ -75,4 +83,6 @@ export interface OperationDeclaration {
    * the stored document is served whole.
    */
   readonly fieldSubset?: readonly string[];
+  /** Vehicle results: how ImageUrl is made when the record has none; `make-model` when absent. */
+  readonly imageUrl?: ImageUrlRule;
 }

@@ -1,4 +1,4 @@
-import { textValue, withImageUrl } from '../lookup/image-url.js';
+import { MOTORCYCLE_SUFFIX, textValue, withImageUrl } from '../lookup/image-url.js';
 import type { VehicleDocument } from '../lookup/lookup-result.js';
 import type { XmlWriter } from '../protocols/xml/xml-writer.js';
 import { writeComplex, type ResultCodec, type SchemaType, type XmlBinding } from './result-codec.js';
@@ -158,6 +158,16 @@ const VEHICLE_TYPE: SchemaType = {
   },
 };
 
+/**
+ * A UK record of a motorbike: its BodyStyle says so (a live Check answer: "Motorbike"), or DVLA's
+ * wheelplan is two wheels.
+ */
+function isMotorbike(vehicle: VehicleDocument): boolean {
+  const body = textValue(vehicle, 'BodyStyle') ?? '';
+  const wheelplan = textValue(vehicle, 'Wheelplan') ?? '';
+  return /^(motor ?bike|motor ?cycle|moped|scooter)/i.test(body) || /^2 wheels/i.test(wheelplan);
+}
+
 export const vehicleCodec: ResultCodec<VehicleDocument> = {
   xmlName: 'Vehicle',
   xsdType: 'tns:Vehicle',
@@ -175,7 +185,9 @@ export const vehicleCodec: ResultCodec<VehicleDocument> = {
       const keep = new Set([...operation.fieldSubset, 'ImageUrl']);
       vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
     }
-    return withImageUrl(vehicle, baseUrl);
+    const rule = operation.imageUrl ?? 'make-model';
+    if (rule === 'none') return vehicle;
+    return withImageUrl(vehicle, baseUrl, rule === 'uk-motorbike' || (rule === 'uk' && isMotorbike(vehicle)) ? MOTORCYCLE_SUFFIX : '');
   },
 
   isChargeable: () => true,

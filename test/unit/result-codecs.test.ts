@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
+import { decodeImageSegment } from '../../src/lookup/image-url.js';
 import { XmlWriter } from '../../src/protocols/xml/xml-writer.js';
 import { codecOf, isChargeable, jsonBodyOf, RESULT_CODECS, resultOf, sampleOf, type ResultType } from '../../src/results/index.js';
 import { writeResultElement } from '../../src/protocols/xml/result-encoder.js';
@@ -64,6 +65,39 @@ describe('result codecs', () => {
 });
 
 describe('Vehicle codec: the wire differences of compat-notes', () => {
+  const car = Object.freeze({ CarMake: { CurrentTextValue: 'HONDA' }, CarModel: { CurrentTextValue: 'CB500F' }, BodyStyle: { CurrentTextValue: 'Motorbike' } });
+  const imageName = (operation: ReturnType<typeof op>, record: object): string | undefined => {
+    const { value } = resultOf('Vehicle', record, { operation, baseUrl: 'http://x.test' });
+    const url = (value as Record<string, unknown>).ImageUrl;
+    return typeof url === 'string' ? Buffer.from(url.slice(url.indexOf('@') + 1), 'base64').toString('utf8') : undefined;
+  };
+
+  it('marks every ImageUrl of a motorbike operation with |motorcycle (the rule CheckMotorBikeUK will use)', () => {
+    const motorBikeUk = { ...op('Check'), name: 'CheckMotorBikeUK', imageUrl: 'uk-motorbike' as const };
+    expect(imageName(motorBikeUk, { ...car, BodyStyle: { CurrentTextValue: 'Solo' } })).toBe('HONDA CB500F|motorcycle');
+  });
+
+  it('marks a UK Check answer only when the record is a motorbike', () => {
+    expect(imageName(op('Check'), car)).toBe('HONDA CB500F|motorcycle');
+    expect(imageName(op('Check'), { ...car, BodyStyle: undefined, Wheelplan: '2 WHEELS' })).toBe('HONDA CB500F|motorcycle');
+    expect(imageName(op('Check'), { ...car, BodyStyle: { CurrentTextValue: 'Hatchback' } })).toBe('HONDA CB500F');
+    expect(imageName(op('CheckFrance'), car)).toBe('HONDA CB500F');
+  });
+
+  it('reads a motorbike ImageUrl back as its make and model, so the image route draws it', () => {
+    expect(decodeImageSegment(`@${Buffer.from('HONDA CB500F|motorcycle').toString('base64')}`)).toBe('HONDA CB500F');
+  });
+
+  it('adds no ImageUrl where live answers have none, and keeps the record\'s own', () => {
+    expect(imageName(op('CheckNorway'), car)).toBeUndefined();
+    expect(resultOf('Vehicle', { ...car, ImageUrl: 'http://own/img' }, { operation: op('CheckNorway'), baseUrl: 'http://x.test' }).value).toHaveProperty('ImageUrl', 'http://own/img');
+  });
+
+  it('encodes the untrimmed make and model, an absent model as an empty one', () => {
+    expect(imageName(op('CheckCroatia'), { CarMake: { CurrentTextValue: 'BMW' }, CarModel: { CurrentTextValue: ' SERIJA 3, 316I' } })).toBe('BMW  SERIJA 3, 316I');
+    expect(imageName(op('CheckCroatia'), { CarMake: { CurrentTextValue: 'MITSUBISHI' } })).toBe('MITSUBISHI ');
+  });
+
   it('writes IndicativeValue only when it is an xs:decimal', () => {
     const indicative = (value: unknown): string | undefined => /<IndicativeValue>([^<]*)<\/IndicativeValue>/.exec(xml('Vehicle', { IndicativeValue: value }))?.[1];
     expect(indicative('12500')).toBe('12500');
