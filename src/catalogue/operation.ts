@@ -10,7 +10,10 @@ export type { ResultType } from '../results/index.js';
 /** XML Schema type of a parameter in the SOAP body (GET/POST always send text). */
 export type XmlType = 's:string' | 's:int';
 
-/** What kind of record a dataset holds; decides the import payload field and the result shape. */
+/**
+ * What kind of record a dataset holds: keyed records (`vehicle`, `mot`) or the rating search
+ * (`ncap`). The result type's codec, not the kind, decides the import payload field and the result.
+ */
 export type DatasetKind = 'vehicle' | 'mot' | 'ncap';
 
 /**

@@ -180,14 +180,16 @@ export const vehicleCodec: ResultCodec<VehicleDocument> = {
   },
 
   fromRecord(record, { operation, baseUrl }) {
-    let vehicle = record as VehicleDocument;
+    const whole = record as VehicleDocument;
+    let vehicle = whole;
     if (operation.fieldSubset) {
       const keep = new Set([...operation.fieldSubset, 'ImageUrl']);
       vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
     }
     const rule = operation.imageUrl ?? 'make-model';
     if (rule === 'none') return vehicle;
-    return withImageUrl(vehicle, baseUrl, rule === 'uk-motorbike' || (rule === 'uk' && isMotorbike(vehicle)) ? MOTORCYCLE_SUFFIX : '');
+    // Whether it is a motorbike is read from the whole record: a restricted variant may not serve BodyStyle.
+    return withImageUrl(vehicle, baseUrl, rule === 'uk-motorbike' || (rule === 'uk' && isMotorbike(whole)) ? MOTORCYCLE_SUFFIX : '');
   },
 
   isChargeable: () => true,

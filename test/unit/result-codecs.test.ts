@@ -83,6 +83,8 @@ describe('Vehicle codec: the wire differences of compat-notes', () => {
     expect(imageName(op('Check'), { ...car, BodyStyle: undefined, Wheelplan: '2 WHEELS' })).toBe('HONDA CB500F|motorcycle');
     expect(imageName(op('Check'), { ...car, BodyStyle: { CurrentTextValue: 'Hatchback' } })).toBe('HONDA CB500F');
     expect(imageName(op('CheckFrance'), car)).toBe('HONDA CB500F');
+    // A restricted UK variant (CheckUKMinimal, section 2) that does not serve BodyStyle still marks it.
+    expect(imageName({ ...op('Check'), fieldSubset: ['CarMake', 'CarModel'] }, car)).toBe('HONDA CB500F|motorcycle');
   });
 
   it('reads a motorbike ImageUrl back as its make and model, so the image route draws it', () => {
