@@ -4,6 +4,7 @@
  * so it must depend on nothing but the catalogue: no dates, no environment.
  */
 import { pathShape } from '../protocols/json/json-path.js';
+import { RESULT_CODECS } from '../results/index.js';
 import type { Catalogue } from './catalogue.js';
 import type { InputRule } from './input-rules.js';
 import type { OperationDeclaration, ParameterDeclaration, ResultType, ServiceId } from './operation.js';
@@ -11,13 +12,6 @@ import { SERVICES, soapAction } from './services.js';
 
 /** Where the JSON interface lives; pathShape() gives the part after it. */
 const JSON_PREFIX = '/api/json.aspx';
-
-/** What each result type is on the JSON interface (the body json.plugin.ts sends). */
-const RESULT_TYPES: Readonly<Record<ResultType, string>> = {
-  Vehicle: 'the vehicleJson document, a JSON object whose members vary by country',
-  UKMOTData: 'a JSON object with `Tests` (array of MOT tests, newest first), `ExtendedInformation` (object) and, when known, `taxDate`',
-  ArrayOfPreAssessmentSearchResult: 'a JSON array of Euro NCAP ratings (PreAssessmentSearchResult), possibly empty',
-};
 
 /** Markdown table cells: a `|` would end the cell, a line break the row. */
 function cell(text: string): string {
@@ -42,6 +36,7 @@ function describeParameter(p: ParameterDeclaration): string {
     if (!p.required) notes.push('optional');
     if (p.role === 'filter') notes.push('filter');
     if (p.role === 'ignored') notes.push('accepted, not used to find the record');
+    if (p.aliases) notes.push(`also accepted as ${p.aliases.map(code).join(' or ')}`);
   }
   return `${code(p.name)} (${notes.join(', ')})`;
 }
@@ -160,9 +155,10 @@ export function renderOperationsMarkdown(catalogue: Catalogue): string {
   }
 
   lines.push('', '## Result types', '', 'On the JSON interface the response body (HTTP 200, `application/json`) is:', '');
+  // What each result type is on the JSON interface (the body its codec gives json.plugin.ts).
   const used = new Set(ops.map((op) => op.resultType));
-  for (const [type, meaning] of Object.entries(RESULT_TYPES)) {
-    if (used.has(type as ResultType)) lines.push(`- **${type}**: ${meaning}.`);
+  for (const [type, codec] of Object.entries(RESULT_CODECS)) {
+    if (used.has(type as ResultType)) lines.push(`- **${type}**: ${codec.jsonDescription}.`);
   }
 
   lines.push(

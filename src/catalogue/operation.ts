@@ -1,16 +1,28 @@
+import type { ResultType } from '../results/index.js';
 import type { InputRule } from './input-rules.js';
 
 /** The SOAP services of the original: `/api/reg.asmx` and `/api/bespokeapi.asmx`. */
 export type ServiceId = 'reg' | 'bespoke';
 
-/** The result types of the interface spec ("Resources and their fields"). */
-export type ResultType = 'Vehicle' | 'UKMOTData' | 'ArrayOfPreAssessmentSearchResult';
+/** The result types of the interface spec ("Resources and their fields"): one codec each (src/results/). */
+export type { ResultType } from '../results/index.js';
 
 /** XML Schema type of a parameter in the SOAP body (GET/POST always send text). */
 export type XmlType = 's:string' | 's:int';
 
-/** What kind of record a dataset holds; decides the import payload field and the result shape. */
+/**
+ * What kind of record a dataset holds: keyed records (`vehicle`, `mot`) or the rating search
+ * (`ncap`). The result type's codec, not the kind, decides the import payload field and the result.
+ */
 export type DatasetKind = 'vehicle' | 'mot' | 'ncap';
+
+/**
+ * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
+ * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
+ * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
+ * lookup); `none` adds none (live answers of these countries carry only the record's own).
+ */
+export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
 
 export interface ParameterDeclaration {
   /** Exact (case-sensitive) element name in SOAP bodies; matched case-insensitively in GET/POST. */
@@ -23,6 +35,11 @@ export interface ParameterDeclaration {
   /** False when an empty or missing value is acceptable. */
   readonly required: boolean;
   readonly description: string;
+  /**
+   * Other element names the XML bindings accept for it when the declared one is absent (clients
+   * written against the original send them); not in the WSDL.
+   */
+  readonly aliases?: readonly string[];
 }
 
 /** One path segment of the JSON interface, `/api/json.aspx/{Method}/{segment}/...`. */
@@ -69,4 +86,6 @@ export interface OperationDeclaration {
    * the stored document is served whole.
    */
   readonly fieldSubset?: readonly string[];
+  /** Vehicle results: how ImageUrl is made when the record has none; `make-model` when absent. */
+  readonly imageUrl?: ImageUrlRule;
 }

@@ -16,6 +16,7 @@ import {
 } from './input-rules.js';
 import type {
   DatasetDeclaration,
+  ImageUrlRule,
   JsonPathShape,
   OperationDeclaration,
   ParameterDeclaration,
@@ -56,6 +57,7 @@ interface Options {
   readonly dataset?: DatasetDeclaration;
   readonly fieldSubset?: readonly string[];
   readonly cost?: number;
+  readonly imageUrl?: ImageUrlRule;
 }
 
 function vehicleOperation(
@@ -77,8 +79,16 @@ function vehicleOperation(
     cost: options.cost ?? 1,
     dataset: options.dataset ?? vehicleDataset(name),
     ...(options.fieldSubset ? { fieldSubset: options.fieldSubset } : {}),
+    ...(options.imageUrl ? { imageUrl: options.imageUrl } : {}),
   };
 }
+
+/**
+ * How these countries' ImageUrl differs from "Make Model" (compat-notes "Wire differences" 6): UK
+ * motorbikes are marked (a live reg.asmx/Check answer for a Motorbike encodes "{Make} {Model}|motorcycle");
+ * live Norwegian answers carry no ImageUrl.
+ */
+const IMAGE_URL_RULES: Readonly<Record<string, ImageUrlRule>> = { Check: 'uk', CheckNorway: 'none' };
 
 /** `Check<Country>(RegistrationNumber, username)` on reg.asmx: the plain plate lookups. */
 const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
@@ -122,7 +132,9 @@ const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
 ];
 
 const plateOperations = PLATE_COUNTRIES.map(([name, label]) =>
-  vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration()]),
+  vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration()], {
+    ...(IMAGE_URL_RULES[name] ? { imageUrl: IMAGE_URL_RULES[name] } : {}),
+  }),
 );
 
 const stateParameter = (name: string, rule: ParameterDeclaration['rule'], description: string): ParameterDeclaration => ({
@@ -158,7 +170,9 @@ const specialOperations: OperationDeclaration[] = [
   ),
   vehicleOperation('CheckCanada', 'Canada', 'Looks up a Canadian vehicle by licence plate and province.', [
     registration(),
-    stateParameter('Province', canadianProvinceRule, 'Two-letter province or territory code'),
+    // The vendor's own client sends the province as State, a published SOAP client as state
+    // (compat-notes "Wire differences" 2).
+    { ...stateParameter('Province', canadianProvinceRule, 'Two-letter province or territory code'), aliases: ['State', 'state'] },
   ]),
   vehicleOperation(
     'CheckPakistan',

@@ -36,7 +36,8 @@ export const MESSAGES = {
   usernameIncorrect: 'Your username is incorrect',
   outOfCredit: (cost: number, balance: number) =>
     `Out of credit: this lookup costs ${cost} credit${cost === 1 ? '' : 's'} and the account has ${balance}`,
-  lookupFailed: (label: string, what: string) => `${label} Lookup failed: ${what}`,
+  /** Worded exactly as the live service words it: some clients compare the text (compat-notes "Wire differences" 5). */
+  lookupFailed: (label: string) => `${label} Lookup failed`,
   /** Not in the original (which had no rate limits); worded like the rest, with the wait in seconds. */
   rateLimited: (username: string, limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
     `Rate limit exceeded: account ${username} may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'}; retry after ${retryAfterSeconds} s`,

@@ -11,10 +11,10 @@ import type { MaybePromise } from '../shared/maybe-promise.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
 import type { VersionedCache } from '../shared/versioned-cache.js';
-import { withImageUrl } from './image-url.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
-import type { LookupResult, MotDocument, NcapRating, VehicleDocument } from './lookup-result.js';
+import { isChargeable, resultOf } from '../results/index.js';
+import type { LookupResult } from './lookup-result.js';
 
 /**
  * How the caller proved who it is.
@@ -174,7 +174,7 @@ export class LookupPipeline {
     const answered = this.answer(query);
     const record: unknown = answered instanceof Promise ? await answered : answered;
     const result = this.shape(call.operation, record, request.baseUrl);
-    const charge = chargeFor(result, cost);
+    const charge = isChargeable(result) ? cost : 0;
     if (charge === 0) return { operation: call.operation, result, charged: 0, balance: account.credits };
     // Awaited here rather than in a debit() of its own: an async stage would add a promise to
     // every charged lookup.
@@ -350,49 +350,26 @@ export class LookupPipeline {
     if (unavailable !== undefined) {
       throw new LookupError('UPSTREAM_UNAVAILABLE', `${op.label} lookup is temporarily unavailable, please try again later`);
     }
-    const what = op.dataset.kind === 'mot' ? 'no MOT history found for' : 'no vehicle found for';
-    throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label, `${what} ${query.key.replaceAll('|', ' ')}`));
+    throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label));
   }
 
   /**
    * Stage "shape": the result of a record for an operation and base URL (the mapping itself is
-   * shapeRecord, below). A deep-frozen record (the local store's
+   * the result type's codec, src/results/). A deep-frozen record (the local store's
    * cached records are) is shaped once: the result is frozen too and the same object is returned
    * for every later lookup of it, so protocol adapters can keep its encoding (result-memo.ts).
    */
   private shape(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
-    if (record === null || typeof record !== 'object' || !Object.isFrozen(record)) return shapeRecord(op, record, baseUrl);
+    if (record === null || typeof record !== 'object' || !Object.isFrozen(record)) return resultOf(op.resultType, record, { operation: op, baseUrl });
     return this.shaped.get(record, `${op.name}\u0000${baseUrl}`, () => {
-      const result = shapeRecord(op, record, baseUrl);
-      if (result.type === 'Vehicle') Object.freeze(result.vehicle);
+      const result = resultOf(op.resultType, record, { operation: op, baseUrl });
+      Object.freeze(result.value);
       return Object.freeze(result);
     });
   }
 }
 
-/** What a lookup is charged: its cost, except that an empty ratings search costs nothing. */
-function chargeFor(result: LookupResult, cost: number): number {
-  return result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0 ? 0 : cost;
-}
-
 /** Operations sharing a dataset share its records (CheckAustralia and CheckAustraliaExtensive). */
 function recordCacheKey(query: LookupQuery): string {
   return `${query.operation.dataset.name}\u0000${query.key}`;
-}
-
-function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string): LookupResult {
-  switch (op.resultType) {
-    case 'Vehicle': {
-      let vehicle = record as VehicleDocument;
-      if (op.fieldSubset) {
-        const keep = new Set([...op.fieldSubset, 'ImageUrl']);
-        vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
-      }
-      return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
-    }
-    case 'UKMOTData':
-      return { type: 'UKMOTData', mot: record as MotDocument };
-    case 'ArrayOfPreAssessmentSearchResult':
-      return { type: 'ArrayOfPreAssessmentSearchResult', ratings: record as NcapRating[] };
-  }
 }

@@ -22,7 +22,5 @@ export interface MotDocument {
 /** A PreAssessmentSearchResult (interface spec) as stored. */
 export type NcapRating = Record<string, unknown>;
 
-export type LookupResult =
-  | { readonly type: 'Vehicle'; readonly vehicle: VehicleDocument }
-  | { readonly type: 'UKMOTData'; readonly mot: MotDocument }
-  | { readonly type: 'ArrayOfPreAssessmentSearchResult'; readonly ratings: NcapRating[] };
+/** A result and its type; each result type's codec (src/results/) says what it holds. */
+export type { LookupResult } from '../results/index.js';

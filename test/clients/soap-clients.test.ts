@@ -10,6 +10,7 @@ const run = promisify(execFile);
 /** Debian's interpreter: python3-zeep is installed for it (`.ci/run` does so), not for pyenv's. */
 const DEBIAN_PYTHON = '/usr/bin/python3';
 const ZEEP_SCRIPT = new URL('./zeep_client.py', import.meta.url).pathname;
+const PHP_SCRIPT = new URL('./php_client.php', import.meta.url).pathname;
 
 /**
  * Calls a WSDL-generated method of the soap client. The client's methods are created at run time
@@ -108,7 +109,7 @@ describe('Python zeep (Debian python3-zeep) built from our ?WSDL', () => {
     };
     const { stdout } = await run(DEBIAN_PYTHON, [ZEEP_SCRIPT, base, 'client', JSON.stringify(scenario)], { timeout: 60_000 });
     const out = JSON.parse(stdout) as {
-      usa: { vehicleJson: { CarMake: { CurrentTextValue: string } }; carMake: string; registrationYear: number | null; doorsValue: number | null };
+      usa: { vehicleJson: { CarMake: { CurrentTextValue: string } }; carMake: string; registrationYear: number | null; makeValue: number | null; doors: unknown };
       france12: { carMake: string; description: string };
       austria: { carMake: string };
       mot: { count: number; first: { TestDate: string; Result: string }; taxDate: string; extended: string[][]; json: unknown[] };
@@ -119,6 +120,9 @@ describe('Python zeep (Debian python3-zeep) built from our ?WSDL', () => {
     };
     expect(out.usa.carMake).toBe(out.usa.vehicleJson.CarMake.CurrentTextValue);
     expect(typeof out.usa.registrationYear).toBe('number');
+    // vehicleData holds only what the record has; a present wrapper keeps its nil CurrentValue (compat-notes 4).
+    expect(out.usa.makeValue).toBeNull();
+    expect(out.usa.doors).toBeNull();
     expect(out.france12.carMake).toBeTruthy();
     expect(out.austria.carMake).toBeTruthy();
     expect(out.mot.count).toBeGreaterThan(1);
@@ -130,6 +134,39 @@ describe('Python zeep (Debian python3-zeep) built from our ?WSDL', () => {
     expect(out.minimal.keys.every((k) => ['Description', 'RegistrationYear', 'CarMake', 'CarModel', 'MakeDescription', 'ModelDescription', 'ImageUrl'].includes(k))).toBe(true);
     expect(out.notFound?.message).toMatch(/Lookup failed/);
     expect(out.badUser?.message).toMatch(/Your username is incorrect/);
+  });
+});
+
+async function phpSoapAvailable(): Promise<boolean> {
+  try {
+    await run('php', ['-r', 'exit(class_exists("SoapClient") ? 0 : 1);']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('PHP SoapClient (php-cli and php-soap) built from our ?WSDL', () => {
+  it('reads typed values of every result type: Vehicle over SOAP 1.1, UKMOTData, and the Euro NCAP list over SOAP 1.2', async (ctx) => {
+    if (!(await phpSoapAvailable())) {
+      console.warn('SKIPPED: php with the soap extension is not installed (apt-get install php-cli php-soap)');
+      ctx.skip();
+    }
+    const scenario = { francePlate: key('CheckFrance').RegistrationNumber, ukPlate: key('UKMOT').RegistrationNumber, ncapMake: 'Volvo' };
+    const { stdout } = await run('php', [PHP_SCRIPT, base, 'client', JSON.stringify(scenario)], { timeout: 60_000 });
+    const out = JSON.parse(stdout) as {
+      france: { vehicleJson: { CarMake: { CurrentTextValue: string } }; carMake: string; hasImmobiliser: boolean };
+      mot: { count: number; taxDate: string | null };
+      ncap: Array<{ Make: string; AdultOccupantStars: unknown; IsPublished: unknown; Year: unknown }>;
+      notFound: { message: string; code: string } | null;
+    };
+    expect(out.france.carMake).toBe(out.france.vehicleJson.CarMake.CurrentTextValue);
+    expect(out.france.hasImmobiliser).toBe(false);
+    expect(out.mot.count).toBeGreaterThan(1);
+    expect(out.ncap.length).toBeGreaterThanOrEqual(2);
+    // Typed by the WSDL: ints and booleans arrive as PHP ints and booleans.
+    expect(out.ncap.every((r) => r.Make === 'Volvo' && typeof r.AdultOccupantStars === 'number' && typeof r.IsPublished === 'boolean' && typeof r.Year === 'number')).toBe(true);
+    expect(out.notFound).toEqual({ message: 'Server was unable to process request. ---> France Lookup failed', code: 'soap:Server' });
   });
 });
 

@@ -22,7 +22,9 @@ def main() -> None:
         "vehicleJson": json.loads(usa.vehicleJson),
         "carMake": usa.vehicleData.CarMake.CurrentTextValue,
         "registrationYear": usa.vehicleData.RegistrationYear._value_1 if usa.vehicleData.RegistrationYear is not None else None,
-        "doorsValue": usa.vehicleData.NumberOfDoors.CurrentValue,
+        # A present wrapper with a nil CurrentValue, and a wrapper the record has nothing for (left out).
+        "makeValue": usa.vehicleData.CarMake.CurrentValue,
+        "doors": serialize_object(usa.vehicleData.NumberOfDoors),
     }
 
     # The SOAP 1.2 port of the same service.

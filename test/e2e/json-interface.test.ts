@@ -189,7 +189,7 @@ describe.each(await enginesToTest())('JSON interface on %s', (engine) => {
     it('reports a plate that is not found with "Lookup failed" and charges nothing', async () => {
       const before = await balance();
       await expectPlain500(await get('/api/json.aspx/Check/ZZ99ZZZ'), /^UK Lookup failed/);
-      await expectPlain500(await get('/api/json.aspx/UKMOT/ZZ99ZZZ'), /Lookup failed: no MOT history/);
+      await expectPlain500(await get('/api/json.aspx/UKMOT/ZZ99ZZZ'), /^UK MOT Lookup failed$/);
       expect(await balance()).toBe(before);
     });
 

@@ -302,7 +302,7 @@ describe('invalid lines', () => {
     expect(await counts()).toEqual({});
     // The good lines of the file are not served either.
     expect((await lookup('CheckFrance/EG258MA')).statusCode).toBe(500);
-    expect((await lookup('CheckUSA/H84JAE/NJ')).body).toContain('no vehicle found');
+    expect((await lookup('CheckUSA/H84JAE/NJ')).body).toBe('USA Lookup failed');
   });
 
   it('--json lists the errors by line and says nothing was committed', async () => {

@@ -80,7 +80,7 @@ describe('VinCheck with offline decoding on (the default)', () => {
     const before = await credits();
     const res = await get('ZZZ12345678901234');
     expect(res.statusCode).toBe(500);
-    expect(res.body).toBe('VIN Lookup failed: no vehicle found for ZZZ12345678901234');
+    expect(res.body).toBe('VIN Lookup failed');
     expect(await credits()).toBe(before);
   });
 
@@ -96,7 +96,8 @@ describe('VinCheck with offline decoding on (the default)', () => {
     const res = await t.app.inject({ url: '/api/reg.asmx/VinCheck?Vin=5YJ3E1EA2JF000316&username=vin' });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.body).toContain('2018 Tesla Model 3');
-    expect(res.body).toMatch(/<CarMake>\s*<CurrentValue[^>]*\/>\s*<CurrentTextValue>Tesla<\/CurrentTextValue>/);
+    // GET/POST answers hold only what the record has: no CurrentValue the decode has none for (compat-notes 4).
+    expect(res.body).toMatch(/<CarMake>\s*<CurrentTextValue>Tesla<\/CurrentTextValue>\s*<\/CarMake>/);
   });
 });
 

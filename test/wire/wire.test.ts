@@ -15,6 +15,7 @@ import { pinnedHeaderNames, readRequest, readResponse, writeResponse, type WireR
  */
 
 const CASES_DIR = fileURLToPath(new URL('./cases', import.meta.url));
+const WIRE_RECORDS_PATH = fileURLToPath(new URL('./wire-records.jsonl', import.meta.url));
 const CASES = readdirSync(CASES_DIR, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .map((entry) => entry.name)
@@ -45,6 +46,9 @@ describe.each(await enginesToTest())('golden wire files on %s', (engine) => {
     t = await createTestApp({ BASE_URL: 'http://wire.test' }, undefined, engine);
     const summary = await t.services.importer.importFile(SAMPLE_DATASET_PATH, { skipInvalid: false, source: 'sample' });
     if (!summary.committed) throw new Error(`the sample dataset has ${summary.invalid} invalid lines`);
+    // Records of shapes the sample does not have (sparse, motorbike, odd values): wire-records.jsonl.
+    const extra = await t.services.importer.importFile(WIRE_RECORDS_PATH, { skipInvalid: false, source: 'wire' });
+    if (!extra.committed) throw new Error(`wire-records.jsonl has ${extra.invalid} invalid lines`);
     for (const [username, credits] of Object.entries(WIRE_ACCOUNTS)) await t.account(username, credits);
   });
   afterAll(async () => t.close());

@@ -11,7 +11,7 @@ import { parseBasicAuth } from '../../web/basic-auth.js';
 import { originForm } from '../../web/request-target.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../xml/request-body.js';
-import { writeResultContent } from '../xml/result-encoder.js';
+import { resultRootName, writeResultElement } from '../xml/result-encoder.js';
 import { XmlWriter } from '../xml/xml-writer.js';
 import { XSD_NS, XSI_NS } from '../soap/soap-envelope.js';
 
@@ -65,19 +65,14 @@ export function writeHttpResult(result: LookupResult, namespace: string): string
     ['xmlns:xsi', XSI_NS],
     ['xmlns', namespace],
   ];
-  if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
-    w.empty(result.type, attributes);
-  } else {
-    w.open(result.type, attributes);
-    writeResultContent(w, result);
-    w.close();
-  }
+  writeResultElement(w, resultRootName(result), attributes, result, 'http');
   return w.toString();
 }
 
 /**
  * Values by parameter name from query or form pairs. Names match case-insensitively, the first
- * occurrence wins, unknown names are ignored; a required parameter that is absent is an error.
+ * occurrence wins, an alias counts when the parameter's own name is absent, unknown names are
+ * ignored; a required parameter that is absent is an error.
  */
 function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<string, string> {
   const byLowerName = new Map<string, string>();
@@ -87,7 +82,8 @@ function bindPairs(op: OperationDeclaration, pairs: URLSearchParams): Record<str
   }
   const args: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const param of op.parameters) {
-    const value = byLowerName.get(param.name.toLowerCase());
+    let value = byLowerName.get(param.name.toLowerCase());
+    for (const alias of param.aliases ?? []) value ??= byLowerName.get(alias.toLowerCase());
     if (value === undefined) {
       if (param.required) throw new AsmxHttpError(`Missing parameter: ${param.name}.`);
       continue;

@@ -3,8 +3,8 @@ import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { LookupError, type LookupErrorCode } from '../../lookup/lookup-error.js';
 import type { BoundCall, LookupPipeline, RefusedCall } from '../../lookup/lookup-pipeline.js';
-import type { LookupResult } from '../../lookup/lookup-result.js';
 import { memoizedEncoding } from '../../lookup/result-memo.js';
+import { jsonBodyOf } from '../../results/index.js';
 import { internalError } from '../../shared/internal-error.js';
 import { baseUrlOf } from '../../web/base-url.js';
 import { parseBasicAuth } from '../../web/basic-auth.js';
@@ -20,18 +20,6 @@ export interface JsonPluginOptions {
 }
 
 const PREFIX = '/api/json.aspx/';
-
-/** The body of a successful answer: the vehicleJson document, the MOT object or the ratings list. */
-function body(result: LookupResult): unknown {
-  switch (result.type) {
-    case 'Vehicle':
-      return result.vehicle;
-    case 'UKMOTData':
-      return { ...result.mot, Tests: result.mot.Tests, ExtendedInformation: result.mot.ExtendedInformation ?? {} };
-    case 'ArrayOfPreAssessmentSearchResult':
-      return result.ratings;
-  }
-}
 
 /** How the JSON interface answers a LookupError: a status and the headers that go with it. */
 interface JsonWireError {
@@ -128,7 +116,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         .type('application/json; charset=utf-8')
         .header('x-credits-charged', String(outcome.charged))
         .header('x-credits-remaining', String(outcome.balance))
-        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(body(outcome.result))));
+        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(jsonBodyOf(outcome.result))));
     } catch (error) {
       if (!(error instanceof LookupError)) return sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
       const wire = JSON_ERRORS[error.code];

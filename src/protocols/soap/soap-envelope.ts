@@ -1,6 +1,6 @@
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import type { LookupResult } from '../../lookup/lookup-result.js';
-import { writeResultContent } from '../xml/result-encoder.js';
+import { writeResultElement } from '../xml/result-encoder.js';
 import { isNil, type XmlElement } from '../xml/xml-reader.js';
 import { XmlWriter } from '../xml/xml-writer.js';
 
@@ -50,13 +50,15 @@ export function readEnvelope(root: XmlElement): SoapEnvelope {
 
 /**
  * Parameter values by name: direct children of the operation element matched by local name AND
- * the service namespace, in any order; unknown elements are ignored, a missing or nil one is
- * undefined (compat-notes "SOAP requests and responses").
+ * the service namespace, in any order, or by one of the parameter's aliases when it is absent;
+ * unknown elements are ignored, a missing or nil one is undefined (compat-notes "SOAP requests and
+ * responses").
  */
 export function readParameters(element: XmlElement, op: OperationDeclaration, namespace: string): Record<string, string | undefined> {
   const values: Record<string, string | undefined> = Object.create(null) as Record<string, string | undefined>;
   for (const param of op.parameters) {
-    const child = element.children.find((c) => c.local === param.name && c.uri === namespace);
+    let child = element.children.find((c) => c.local === param.name && c.uri === namespace);
+    for (const alias of param.aliases ?? []) child ??= element.children.find((c) => c.local === alias && c.uri === namespace);
     values[param.name] = child === undefined || isNil(child) ? undefined : child.text;
   }
   return values;
@@ -76,13 +78,7 @@ export function writeSoapResponse(version: SoapVersion, op: OperationDeclaration
   const w = new XmlWriter(indent);
   envelopeOpen(w, version);
   w.open(`${op.name}Response`, [['xmlns', namespace]]);
-  if (result.type === 'ArrayOfPreAssessmentSearchResult' && result.ratings.length === 0) {
-    w.empty(`${op.name}Result`);
-  } else {
-    w.open(`${op.name}Result`);
-    writeResultContent(w, result);
-    w.close();
-  }
+  writeResultElement(w, `${op.name}Result`, [], result, 'soap');
   w.close().close().close();
   return w.toString();
 }

@@ -1,9 +1,8 @@
 import type { OperationDeclaration } from '../../catalogue/operation.js';
-import type { LookupResult } from '../../lookup/lookup-result.js';
+import { sampleOf } from '../../results/index.js';
 import { writeHttpResult } from '../asmx-http/asmx-http.plugin.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { SOAP11_NS, SOAP12_NS, writeSoapResponse, XSD_NS, XSI_NS, type SoapVersion } from '../soap/soap-envelope.js';
-import { NCAP_FIELD_ORDER } from '../xml/result-schema.js';
 import { XmlWriter } from '../xml/xml-writer.js';
 
 /**
@@ -16,39 +15,6 @@ const escapeHtml = (text: string): string =>
 
 /** Placeholder values, as the original help pages show them. */
 const placeholder = (xmlType: string): string => (xmlType === 's:int' ? 'int' : 'string');
-
-/** A result with one of everything, encoded by the real encoders so the samples cannot drift. */
-function sampleResult(op: OperationDeclaration): LookupResult {
-  switch (op.resultType) {
-    case 'Vehicle':
-      return {
-        type: 'Vehicle',
-        vehicle: {
-          Description: 'string',
-          RegistrationYear: '2019',
-          CarMake: { CurrentTextValue: 'string' },
-          CarModel: { CurrentTextValue: 'string' },
-          EngineSize: { CurrentTextValue: '1598' },
-          MakeDescription: 'string',
-          ModelDescription: 'string',
-        },
-      };
-    case 'UKMOTData':
-      return {
-        type: 'UKMOTData',
-        mot: {
-          Tests: [{ TestDate: 'string', ExpiryDate: 'string', Result: 'string', Odometer: 'string', TestNumber: 'string', FailureReasons: ['string'], Advisories: ['string'] }],
-          taxDate: 'string',
-          ExtendedInformation: { string: 'string' },
-        },
-      };
-    case 'ArrayOfPreAssessmentSearchResult':
-      return {
-        type: 'ArrayOfPreAssessmentSearchResult',
-        ratings: [Object.fromEntries(NCAP_FIELD_ORDER.filter((f) => f.type === 'string').map((f) => [f.name, 'string']))],
-      };
-  }
-}
 
 function soapRequest(endpoint: ServiceEndpoint, op: OperationDeclaration, version: SoapVersion): string {
   const w = new XmlWriter(true).declaration();
@@ -96,7 +62,8 @@ export function renderOperationPage(endpoint: ServiceEndpoint, op: OperationDecl
   const path = endpoint.definition.path;
   const host = new URL(address).host;
   const query = op.parameters.map((p) => `${p.name}=${placeholder(p.xmlType)}`).join('&');
-  const sample = sampleResult(op);
+  // A result with one of everything, encoded by the real encoders so the samples cannot drift.
+  const sample = sampleOf(op.resultType);
   const httpResponse = writeHttpResult(sample, endpoint.namespace);
   const soap11Request = soapRequest(endpoint, op, '1.1');
   const soap12Request = soapRequest(endpoint, op, '1.2');

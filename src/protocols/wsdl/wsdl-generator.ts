@@ -1,12 +1,13 @@
-import type { OperationDeclaration, ResultType } from '../../catalogue/operation.js';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
+import { RESULT_CODECS } from '../../results/index.js';
+import { optional, required } from '../../results/xsd.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
-import { NCAP_FIELD_ORDER, UKTEST_ARRAY_FIELDS, UKTEST_STRING_FIELDS, VEHICLE_DATA_FIELDS } from '../xml/result-schema.js';
 import { XmlWriter, type Attributes } from '../xml/xml-writer.js';
 
 /**
  * The WSDL of a service, with the structure ASMX generates (compat-notes "WSDL (as ASMX generates
  * it)"): document/literal wrapped types, SOAP/HttpGet/HttpPost messages, three port types, four
- * bindings and four ports. Generated from the catalogue and the result schema, nothing hand-kept.
+ * bindings and four ports. Generated from the catalogue and the result codecs, nothing hand-kept.
  */
 
 const NS = {
@@ -23,114 +24,6 @@ const NS = {
 const HTTP_TRANSPORT = 'http://schemas.xmlsoap.org/soap/http';
 const WSDL_DOC: Attributes = [['xmlns:wsdl', NS.wsdl]];
 
-/** Named complex types each result type needs, in the order they are first declared. */
-const TYPES_FOR_RESULT: Readonly<Record<ResultType, readonly string[]>> = {
-  Vehicle: ['Vehicle'],
-  UKMOTData: ['UKMOTData', 'ArrayOfUKTest', 'UKTest', 'ArrayOfString', 'ArrayOfArrayOfString'],
-  ArrayOfPreAssessmentSearchResult: ['ArrayOfPreAssessmentSearchResult', 'PreAssessmentSearchResult'],
-};
-
-const optional = (name: string, type: string): Attributes => [
-  ['minOccurs', '0'],
-  ['maxOccurs', '1'],
-  ['name', name],
-  ['type', type],
-];
-const required = (name: string, type: string): Attributes => [
-  ['minOccurs', '1'],
-  ['maxOccurs', '1'],
-  ['name', name],
-  ['type', type],
-];
-const arrayItem = (name: string, type: string): Attributes => [
-  ['minOccurs', '0'],
-  ['maxOccurs', 'unbounded'],
-  ['name', name],
-  ['nillable', 'true'],
-  ['type', type],
-];
-
-/** The optional `type` attribute every vehicleData child carries (interface spec). */
-function typeAttribute(w: XmlWriter): void {
-  w.empty('s:attribute', [['name', 'type'], ['type', 's:NCName']]);
-}
-
-function simpleContent(w: XmlWriter, name: string, base: string): void {
-  w.open('s:element', [['minOccurs', '0'], ['maxOccurs', '1'], ['name', name]]);
-  w.open('s:complexType').open('s:simpleContent').open('s:extension', [['base', base]]);
-  typeAttribute(w);
-  w.close().close().close().close();
-}
-
-function writeVehicleType(w: XmlWriter): void {
-  w.open('s:complexType', [['name', 'Vehicle']]).open('s:sequence');
-  w.empty('s:element', optional('vehicleJson', 's:string'));
-  w.open('s:element', [['minOccurs', '0'], ['maxOccurs', '1'], ['name', 'vehicleData']]);
-  w.open('s:complexType').open('s:sequence');
-  for (const field of VEHICLE_DATA_FIELDS) {
-    switch (field.kind) {
-      case 'integer':
-        simpleContent(w, field.name, 's:integer');
-        break;
-      case 'text':
-        simpleContent(w, field.name, 's:string');
-        break;
-      case 'pair':
-        w.open('s:element', [['minOccurs', '0'], ['maxOccurs', '1'], ['name', field.name]]);
-        w.open('s:complexType').open('s:sequence');
-        w.empty('s:element', [['minOccurs', '1'], ['maxOccurs', '1'], ['name', 'CurrentValue'], ['nillable', 'true'], ['type', 's:int']]);
-        w.empty('s:element', [['minOccurs', '1'], ['maxOccurs', '1'], ['name', 'CurrentTextValue'], ['nillable', 'true'], ['type', 's:string']]);
-        w.close();
-        typeAttribute(w);
-        w.close().close();
-        break;
-    }
-  }
-  w.close().close().close(); // sequence, complexType, element vehicleData
-  w.close().close(); // sequence, complexType Vehicle
-}
-
-function writeComplexType(w: XmlWriter, name: string): void {
-  if (name === 'Vehicle') {
-    writeVehicleType(w);
-    return;
-  }
-  w.open('s:complexType', [['name', name]]).open('s:sequence');
-  switch (name) {
-    case 'UKMOTData':
-      w.empty('s:element', optional('Tests', 'tns:ArrayOfUKTest'));
-      w.empty('s:element', optional('taxDate', 's:string'));
-      w.empty('s:element', optional('Json', 's:string'));
-      w.empty('s:element', optional('ExtendedInformation', 'tns:ArrayOfArrayOfString'));
-      w.empty('s:element', optional('ExtendedInformationJson', 's:string'));
-      break;
-    case 'ArrayOfUKTest':
-      w.empty('s:element', arrayItem('UKTest', 'tns:UKTest'));
-      break;
-    case 'UKTest':
-      for (const f of UKTEST_STRING_FIELDS) w.empty('s:element', optional(f, 's:string'));
-      for (const f of UKTEST_ARRAY_FIELDS) w.empty('s:element', optional(f, 'tns:ArrayOfString'));
-      break;
-    case 'ArrayOfString':
-      w.empty('s:element', arrayItem('string', 's:string'));
-      break;
-    case 'ArrayOfArrayOfString':
-      w.empty('s:element', arrayItem('ArrayOfString', 'tns:ArrayOfString'));
-      break;
-    case 'ArrayOfPreAssessmentSearchResult':
-      w.empty('s:element', arrayItem('PreAssessmentSearchResult', 'tns:PreAssessmentSearchResult'));
-      break;
-    case 'PreAssessmentSearchResult':
-      for (const f of NCAP_FIELD_ORDER) {
-        w.empty('s:element', f.type === 'string' ? optional(f.name, 's:string') : required(f.name, `s:${f.type}`));
-      }
-      break;
-    default:
-      throw new Error(`no schema for complex type ${name}`);
-  }
-  w.close().close();
-}
-
 function writeTypes(w: XmlWriter, endpoint: ServiceEndpoint): void {
   w.open('wsdl:types');
   w.open('s:schema', [['elementFormDefault', 'qualified'], ['targetNamespace', endpoint.namespace]]);
@@ -142,17 +35,19 @@ function writeTypes(w: XmlWriter, endpoint: ServiceEndpoint): void {
     }
     w.close().close().close();
     w.open('s:element', [['name', `${op.name}Response`]]).open('s:complexType').open('s:sequence');
-    w.empty('s:element', optional(`${op.name}Result`, `tns:${op.resultType}`));
+    const codec = RESULT_CODECS[op.resultType];
+    w.empty('s:element', optional(`${op.name}Result`, codec.xsdType));
     w.close().close().close();
-    for (const type of TYPES_FOR_RESULT[op.resultType]) {
-      if (declared.has(type)) continue;
-      declared.add(type);
-      writeComplexType(w, type);
+    for (const type of codec.schemaTypes) {
+      if (declared.has(type.name)) continue;
+      declared.add(type.name);
+      type.write(w);
     }
   }
   // Root elements of the GET/POST responses, appended as ASMX does.
   for (const type of new Set(endpoint.operations.map((op) => op.resultType))) {
-    w.empty('s:element', [['name', type], ['nillable', 'true'], ['type', `tns:${type}`]]);
+    const codec = RESULT_CODECS[type];
+    w.empty('s:element', [['name', codec.xmlName], ['nillable', 'true'], ['type', codec.xsdType]]);
   }
   w.close().close();
 }
@@ -165,7 +60,7 @@ function writeMessages(w: XmlWriter, op: OperationDeclaration): void {
     // The GET/POST bindings send every parameter as text, ints included.
     for (const p of op.parameters) w.empty('wsdl:part', [['name', p.name], ['type', 's:string']]);
     w.close();
-    w.open('wsdl:message', [['name', `${op.name}${verb}Out`]]).empty('wsdl:part', [['name', 'Body'], ['element', `tns:${op.resultType}`]]).close();
+    w.open('wsdl:message', [['name', `${op.name}${verb}Out`]]).empty('wsdl:part', [['name', 'Body'], ['element', `tns:${RESULT_CODECS[op.resultType].xmlName}`]]).close();
   }
 }
 

@@ -63,7 +63,10 @@ export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMon
       case 'answer':
         lookups.inc({ provider: event.provider, answer: event.answer.replace('-', '_'), via: event.via.replace('-', '_') });
         return;
-      default:
+      // The breaker's state is read by the gauge's collect(); tokens and cache errors are logged only.
+      case 'breaker':
+      case 'token':
+      case 'cache-error':
         return;
     }
   });

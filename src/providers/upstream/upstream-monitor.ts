@@ -112,7 +112,11 @@ export class UpstreamMonitor {
           if (event.via === 'upstream') t.lastSuccessAt = at;
         }
         break;
-      default:
+      // Nothing in a provider's state counts these: the breaker keeps its own state, the rest is logged.
+      case 'retry':
+      case 'breaker':
+      case 'token':
+      case 'cache-error':
         break;
     }
     for (const listener of this.listeners) {

@@ -1,0 +1,101 @@
+import type { MotDocument } from '../lookup/lookup-result.js';
+import { writeComplex, type ResultCodec } from './result-codec.js';
+import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, arrayItem, optional, sequenceType, writeStrings } from './xsd.js';
+
+/** UKMOTData: the UKMOT result (interface spec "UKMOTData", "UKTest"; compat-notes "Data shapes"). */
+
+export const UKTEST_STRING_FIELDS = ['TestDate', 'ExpiryDate', 'Result', 'Odometer', 'TestNumber'] as const;
+export const UKTEST_ARRAY_FIELDS = ['FailureReasons', 'Advisories'] as const;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
+
+function validateMot(mot: Record<string, unknown>): string | undefined {
+  const extra = Object.keys(mot).filter((k) => !['Tests', 'taxDate', 'ExtendedInformation'].includes(k));
+  if (extra.length > 0) return `mot has unexpected field "${extra[0] ?? ''}" (expected Tests, taxDate, ExtendedInformation)`;
+  if (!Array.isArray(mot.Tests)) return 'mot.Tests must be an array';
+  for (const [i, test] of mot.Tests.entries()) {
+    if (!isObject(test)) return `mot.Tests[${i}] must be an object`;
+    for (const f of UKTEST_STRING_FIELDS) {
+      if (f in test && typeof test[f] !== 'string') return `mot.Tests[${i}].${f} must be a string`;
+    }
+    for (const f of UKTEST_ARRAY_FIELDS) {
+      if (f in test && !isStringArray(test[f])) return `mot.Tests[${i}].${f} must be an array of strings`;
+    }
+  }
+  if ('taxDate' in mot && typeof mot.taxDate !== 'string') return 'mot.taxDate must be a string';
+  if ('ExtendedInformation' in mot) {
+    const ext = mot.ExtendedInformation;
+    if (!isObject(ext) || !Object.values(ext).every((v) => typeof v === 'string')) return 'mot.ExtendedInformation must be an object of string values';
+  }
+  return undefined;
+}
+
+export const ukMotDataCodec: ResultCodec<MotDocument> = {
+  xmlName: 'UKMOTData',
+  xsdType: 'tns:UKMOTData',
+  schemaTypes: [
+    sequenceType('UKMOTData', (w) => {
+      w.empty('s:element', optional('Tests', 'tns:ArrayOfUKTest'));
+      w.empty('s:element', optional('taxDate', 's:string'));
+      w.empty('s:element', optional('Json', 's:string'));
+      w.empty('s:element', optional('ExtendedInformation', 'tns:ArrayOfArrayOfString'));
+      w.empty('s:element', optional('ExtendedInformationJson', 's:string'));
+    }),
+    sequenceType('ArrayOfUKTest', (w) => {
+      w.empty('s:element', arrayItem('UKTest', 'tns:UKTest'));
+    }),
+    sequenceType('UKTest', (w) => {
+      for (const f of UKTEST_STRING_FIELDS) w.empty('s:element', optional(f, 's:string'));
+      for (const f of UKTEST_ARRAY_FIELDS) w.empty('s:element', optional(f, 'tns:ArrayOfString'));
+    }),
+    ARRAY_OF_STRING,
+    ARRAY_OF_ARRAY_OF_STRING,
+  ],
+  jsonDescription: 'a JSON object with `Tests` (array of MOT tests, newest first), `ExtendedInformation` (object) and, when known, `taxDate`',
+  importPayload: { field: 'mot', validate: validateMot },
+
+  fromRecord: (record) => record as MotDocument,
+
+  isChargeable: () => true,
+
+  jsonBody: (mot) => ({ ...mot, Tests: mot.Tests, ExtendedInformation: mot.ExtendedInformation ?? {} }),
+
+  writeXml(w, element, attributes, mot) {
+    writeComplex(w, element, attributes, false, () => {
+      if (mot.Tests.length === 0) w.empty('Tests');
+      else {
+        w.open('Tests');
+        for (const test of mot.Tests) {
+          w.open('UKTest');
+          for (const f of UKTEST_STRING_FIELDS) {
+            const v = test[f];
+            if (v !== undefined) w.leaf(f, v);
+          }
+          for (const f of UKTEST_ARRAY_FIELDS) {
+            const v = test[f];
+            if (v !== undefined) writeStrings(w, f, v);
+          }
+          w.close();
+        }
+        w.close();
+      }
+      if (mot.taxDate !== undefined) w.leaf('taxDate', mot.taxDate);
+      w.leaf('Json', JSON.stringify(mot.Tests));
+      const extended = Object.entries(mot.ExtendedInformation ?? {});
+      if (extended.length === 0) w.empty('ExtendedInformation');
+      else {
+        w.open('ExtendedInformation');
+        for (const [k, v] of extended) writeStrings(w, 'ArrayOfString', [k, v]);
+        w.close();
+      }
+      w.leaf('ExtendedInformationJson', JSON.stringify(mot.ExtendedInformation ?? {}));
+    });
+  },
+
+  sample: () => ({
+    Tests: [{ TestDate: 'string', ExpiryDate: 'string', Result: 'string', Odometer: 'string', TestNumber: 'string', FailureReasons: ['string'], Advisories: ['string'] }],
+    taxDate: 'string',
+    ExtendedInformation: { string: 'string' },
+  }),
+};
