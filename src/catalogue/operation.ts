@@ -69,4 +69,9 @@ export interface OperationDeclaration {
    * the stored document is served whole.
    */
   readonly fieldSubset?: readonly string[];
+  /**
+   * `motorcycle`: the ImageUrl names a motorbike picture (`|motorcycle` after the encoded name, as
+   * the original's UK motorbike answers do; compat-notes "Wire differences" 6). Absent: a car.
+   */
+  readonly imageKind?: 'motorcycle';
 }

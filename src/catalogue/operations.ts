@@ -56,6 +56,7 @@ interface Options {
   readonly dataset?: DatasetDeclaration;
   readonly fieldSubset?: readonly string[];
   readonly cost?: number;
+  readonly imageKind?: 'motorcycle';
 }
 
 function vehicleOperation(
@@ -77,6 +78,7 @@ function vehicleOperation(
     cost: options.cost ?? 1,
     dataset: options.dataset ?? vehicleDataset(name),
     ...(options.fieldSubset ? { fieldSubset: options.fieldSubset } : {}),
+    ...(options.imageKind ? { imageKind: options.imageKind } : {}),
   };
 }
 
@@ -198,6 +200,10 @@ const specialOperations: OperationDeclaration[] = [
   vehicleOperation('CheckAustria', 'Austria', 'Looks up an Austrian vehicle type by its national type code (NatCode).', [
     { name: 'NatCode', xmlType: 's:int', role: 'key', rule: int32Rule, required: true, description: 'Austrian national type code (a whole number)' },
   ]),
+  // DVLA holds motorbikes with the cars (upstream-sources.md §1); compat-notes "The original's whole contract".
+  vehicleOperation('CheckMotorBikeUK', 'UK motorbike', 'Looks up a UK motorbike by its registration number.', [registration()], {
+    imageKind: 'motorcycle',
+  }),
   vehicleOperation('VinCheck', 'VIN', 'Looks up a vehicle by its 17-character vehicle identification number.', [
     { name: 'Vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number (17 characters)' },
   ]),

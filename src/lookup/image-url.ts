@@ -24,10 +24,14 @@ export function imagePath(makeModel: string): string {
   return `/image.aspx/@${Buffer.from(makeModel, 'utf8').toString('base64')}`;
 }
 
+/** What follows the encoded name in a UK motorbike's ImageUrl (compat-notes "Wire differences" 6). */
+const MOTORCYCLE_SUFFIX = '|motorcycle';
+
 /** Decodes the make and model from an image path segment (`@...`), or undefined when malformed. */
 export function decodeImageSegment(segment: string): string | undefined {
   if (!segment.startsWith('@')) return undefined;
-  const b64 = segment.slice(1);
+  // A motorbike's picture is looked up by its make and model like a car's.
+  const b64 = segment.endsWith(MOTORCYCLE_SUFFIX) ? segment.slice(1, -MOTORCYCLE_SUFFIX.length) : segment.slice(1);
   if (b64.length === 0 || b64.length > 400 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return undefined;
   const text = Buffer.from(b64, 'base64').toString('utf8');
   // Reject what did not round-trip (invalid UTF-8 becomes U+FFFD) and control characters.
@@ -35,10 +39,13 @@ export function decodeImageSegment(segment: string): string | undefined {
   return text;
 }
 
-/** Adds an absolute ImageUrl when the document has none; the stored document is left untouched. */
-export function withImageUrl(doc: VehicleDocument, baseUrl: string): VehicleDocument {
+/**
+ * Adds an absolute ImageUrl when the document has none; the stored document is left untouched.
+ * A motorbike's gets `|motorcycle` after the encoded name, as the original's UK motorbike answers.
+ */
+export function withImageUrl(doc: VehicleDocument, baseUrl: string, kind?: 'motorcycle'): VehicleDocument {
   if (typeof doc.ImageUrl === 'string' && doc.ImageUrl !== '') return doc;
   const makeModel = makeAndModel(doc);
   if (makeModel === undefined) return doc;
-  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel)}` };
+  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel)}${kind === 'motorcycle' ? MOTORCYCLE_SUFFIX : ''}` };
 }

@@ -388,7 +388,7 @@ function shapeRecord(op: OperationDeclaration, record: unknown, baseUrl: string)
         const keep = new Set([...op.fieldSubset, 'ImageUrl']);
         vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
       }
-      return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl) };
+      return { type: 'Vehicle', vehicle: withImageUrl(vehicle, baseUrl, op.imageKind) };
     }
     case 'UKMOTData':
       return { type: 'UKMOTData', mot: record as MotDocument };
