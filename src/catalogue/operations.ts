@@ -212,6 +212,10 @@ const specialOperations: OperationDeclaration[] = [
   vehicleOperation('CheckAustria', 'Austria', 'Looks up an Austrian vehicle type by its national type code (NatCode).', [
     { name: 'NatCode', xmlType: 's:int', role: 'key', rule: int32Rule, required: true, description: 'Austrian national type code (a whole number)' },
   ]),
+  // DVLA holds motorbikes with the cars (upstream-sources.md §1); compat-notes "The original's whole contract".
+  vehicleOperation('CheckMotorBikeUK', 'UK motorbike', 'Looks up a UK motorbike by its registration number.', [registration()], {
+    imageUrl: 'uk-motorbike',
+  }),
   vehicleOperation('VinCheck', 'VIN', 'Looks up a vehicle by its 17-character vehicle identification number.', [
     { name: 'Vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number (17 characters)' },
   ]),

@@ -42,10 +42,11 @@ export function imagePath(makeModel: string): string {
 /** Decodes the make and model from an image path segment (`@...`), or undefined when malformed. */
 export function decodeImageSegment(segment: string): string | undefined {
   if (!segment.startsWith('@')) return undefined;
-  const b64 = segment.slice(1);
+  // A motorbike's picture is looked up by its make and model like a car's; the suffix stands after
+  // the encoded name (compat-notes "Wire differences" 6), raw or percent-encoded by the router.
+  const b64 = segment.endsWith(MOTORCYCLE_SUFFIX) ? segment.slice(1, -MOTORCYCLE_SUFFIX.length) : segment.slice(1);
   if (b64.length === 0 || b64.length > 400 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return undefined;
-  // A motorbike's image is the card of its make and model.
-  const text = Buffer.from(b64, 'base64').toString('utf8').replace(/\|motorcycle$/, '');
+  const text = Buffer.from(b64, 'base64').toString('utf8');
   // Reject what did not round-trip (invalid UTF-8 becomes U+FFFD) and control characters.
   if (text.includes('\uFFFD') || /\p{Cc}/u.test(text) || text.trim() === '') return undefined;
   return text;
@@ -59,5 +60,5 @@ export function withImageUrl(doc: VehicleDocument, baseUrl: string, suffix = '')
   if (typeof doc.ImageUrl === 'string' && doc.ImageUrl !== '') return doc;
   const makeModel = makeAndModel(doc);
   if (makeModel === undefined) return doc;
-  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel + suffix)}` };
+  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel)}${suffix}` };
 }

@@ -20,6 +20,8 @@ const EVERY_PROVIDER_ON = {
   DVSA_TOKEN_URL: 'https://login.example/token',
   RDW_ENABLED: 'true',
   NHTSA_ONLINE: 'true',
+  NHTSA_RECALLS_ENABLED: 'true',
+  CANADA_SPECS_ENABLED: 'true',
   VEGVESEN_API_KEY: 'svv-key',
 };
 

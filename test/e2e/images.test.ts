@@ -43,6 +43,16 @@ describe('vehicle images', () => {
     expect(res.body).not.toContain('<C3>');
   });
 
+  it('serves a UK motorbike ImageUrl ("|motorcycle" after the encoded name, sent raw or percent-encoded) as the picture of its make and model', async () => {
+    writeFileSync(join(images.path, 'honda-cb500f.png'), PNG);
+    for (const suffix of ['|motorcycle', '%7Cmotorcycle']) {
+      const res = await t.app.inject({ url: `${imagePath('Honda CB500F')}${suffix}` });
+      expect(res.statusCode, suffix).toBe(200);
+      expect(res.rawPayload.equals(PNG), suffix).toBe(true);
+    }
+    expect((await t.app.inject({ url: `${imagePath('Honda CB500F')}|bicycle` })).statusCode).toBe(404);
+  });
+
   it('answers 404 for a path that is not @base64 of a name', async () => {
     for (const bad of ['/image.aspx/Zm9yZA==', '/image.aspx/@', '/image.aspx/@!!!', `/image.aspx/@${Buffer.from([0xff, 0xfe]).toString('base64')}`]) {
       expect((await t.app.inject({ url: bad })).statusCode, bad).toBe(404);

@@ -15,9 +15,18 @@ export function oneYearFromNow(now = new Date()): string {
   return d.toISOString().slice(0, 10);
 }
 
-/** The 200 plates of the mock page. */
+/**
+ * The 200 plates of the mock page, plus MC19BKE: a motorbike (L3e, two wheels), which is ours (the
+ * mock page has none), for CheckMotorBikeUK.
+ */
 export function dvlaVehicles(): Record<string, Record<string, unknown>> {
   return {
+    MC19BKE: {
+      registrationNumber: 'MC19BKE', taxStatus: 'Taxed', taxDueDate: '2026-07-01', motStatus: 'Valid', motExpiryDate: '2026-04-30',
+      make: 'TRIUMPH', monthOfFirstRegistration: '2019-05', yearOfManufacture: 2019, engineCapacity: 765, co2Emissions: 117,
+      fuelType: 'PETROL', markedForExport: false, colour: 'BLACK', typeApproval: 'L3e', wheelplan: '2 WHEELS', euroStatus: 'EURO 4',
+      dateOfLastV5CIssued: '2022-03-18',
+    },
     AA19AAA: {
       registrationNumber: 'AA19AAA', taxStatus: 'Taxed', taxDueDate: oneYearFromNow(), motStatus: 'Valid', motExpiryDate: '2026-05-14',
       make: 'FORD', monthOfFirstRegistration: '2019-03', monthOfFirstDvlaRegistration: '2019-03', yearOfManufacture: 2019, engineCapacity: 1596,

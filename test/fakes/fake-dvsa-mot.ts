@@ -68,6 +68,12 @@ export function motVehicles(): Record<string, Record<string, unknown>> {
       registration: 'AA19EEE', make: 'TESLA', model: 'MODEL 3', manufactureYear: 2019, fuelType: 'Electric', primaryColour: 'White',
       registrationDate: '2019-06-20', manufactureDate: '2019-05-30', motTestDueDate: '2022-06-19', hasOutstandingRecall: 'No',
     },
+    // Ours, as in the DVLA fake: a motorbike, for CheckMotorBikeUK.
+    MC19BKE: {
+      registration: 'MC19BKE', make: 'TRIUMPH', model: 'STREET TRIPLE RS', firstUsedDate: '2019-05-02', fuelType: 'Petrol', primaryColour: 'Black',
+      registrationDate: '2019-05-02', manufactureDate: '2019-04-11', engineSize: '765', hasOutstandingRecall: 'No',
+      motTests: [test('2025-04-28T10:00:00.000Z', 'PASSED', '14210', '731846205519', [], { expiryDate: '2026-04-30' })],
+    },
     L2WPS: {
       registration: 'L2WPS', make: 'ROVER', model: '214', firstUsedDate: '1994-01-10', fuelType: 'Petrol', primaryColour: 'Red',
       registrationDate: '1994-01-10', manufactureDate: '1993-12-01', engineSize: '1396', hasOutstandingRecall: 'Unavailable',

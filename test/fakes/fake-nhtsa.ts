@@ -24,6 +24,27 @@ export function nhtsaResults(): Record<string, Record<string, string>> {
   };
 }
 
+/** The 18 spec names of a Canadian specifications result, in vPIC's order (upstream-sources.md §10.6). */
+export const CANADIAN_SPEC_NAMES = ['Make', 'Model', 'MYR', 'OL', 'OW', 'OH', 'WB', 'TWF', 'TWR', 'CW', 'WD', 'A', 'B', 'C', 'D', 'E', 'F', 'G'] as const;
+
+const specs = (values: readonly string[]): { Specs: Array<{ Name: string; Value: string }> } => ({
+  Specs: CANADIAN_SPEC_NAMES.map((Name, i) => ({ Name, Value: values[i] ?? '' })),
+});
+
+/**
+ * Canadian specifications by `YEAR|MAKE`, upper case: two variants with every name, and one with
+ * an empty Model as vPIC has (§10.6). Values are illustrative (metric: cm, kg, %).
+ */
+export function canadianSpecifications(): Record<string, Array<ReturnType<typeof specs>>> {
+  return {
+    '2011|HONDA': [
+      specs(['HONDA', 'ACCORD 4DR SEDAN', '11', '494', '185', '148', '280', '158', '158', '1475', '60/40', '212', '123', '45', '52', '141', '95', '119']),
+      specs(['HONDA', '', '11', '', '', '', '', '', '', '', '', '', '', '', '', '', '', '']),
+      specs(['HONDA', 'ACCORD 2DR COUPE', '11', '485', '185', '143', '274', '158', '158', '1454', '61/39', '205', '', '44', '51', '139', '95', '116']),
+    ],
+  };
+}
+
 export class FakeNhtsa {
   /** Status every answer has while set (500, 503...). */
   failWith: number | undefined;
@@ -50,8 +71,14 @@ export class FakeNhtsa {
     return this.server.close();
   }
 
+  /** Canadian specifications requests received. */
+  get specsCalls(): number {
+    return this.server.count(`${NHTSA_BASE_PATH}/GetCanadianVehicleSpecifications/`);
+  }
+
   private answer(req: FakeRequest): FakeResponse {
     if (this.failWith !== undefined) return { status: this.failWith, text: 'Service Unavailable' };
+    if (req.path === `${NHTSA_BASE_PATH}/GetCanadianVehicleSpecifications/`) return canadianAnswer(req);
     const prefix = `${NHTSA_BASE_PATH}/DecodeVinValues/`;
     if (req.method !== 'GET' || !req.path.startsWith(prefix)) return { status: 404, text: 'Not Found' };
     const vin = decodeURIComponent(req.path.slice(prefix.length));
@@ -67,4 +94,29 @@ export class FakeNhtsa {
       },
     };
   }
+}
+
+/**
+ * GetCanadianVehicleSpecifications: query names match case-insensitively, and all four (Year,
+ * Make, Model, units) must be present, empty if unused, or vPIC answers its 404 HTML page (§10.6).
+ * Nothing on file is a 200 with `Count: 0`.
+ */
+function canadianAnswer(req: FakeRequest): FakeResponse {
+  const query = new Map([...new URL(req.url, 'http://fake').searchParams].map(([k, v]) => [k.toLowerCase(), v.trim()]));
+  if (!['year', 'make', 'model', 'units'].every((k) => query.has(k))) {
+    return { status: 404, text: '<!DOCTYPE html><html><head><title>404 - File or directory not found.</title></head><body></body></html>', headers: { 'content-type': 'text/html' } };
+  }
+  // Model values carry body and trim words ("ACCORD 4DR SEDAN"): the model asked for starts them. Rows
+  // with an empty Model come along, as vPIC sends them.
+  const model = (query.get('model') ?? '').toUpperCase();
+  const rows = canadianSpecifications()[`${query.get('year') ?? ''}|${query.get('make') ?? ''}`.toUpperCase()] ?? [];
+  const matching = rows.filter((row) => {
+    const name = row.Specs.find((s) => s.Name === 'Model')?.Value ?? '';
+    return name === '' || name.startsWith(model);
+  });
+  const results = matching.some((row) => row.Specs.some((s) => s.Name === 'Model' && s.Value !== '')) ? matching : [];
+  return {
+    status: 200,
+    json: { Count: results.length, Message: 'Results returned successfully', SearchCriteria: `Year: ${query.get('year') ?? ''}`, Results: results },
+  };
 }

@@ -132,6 +132,41 @@ describe('upstream lookups and credits, through the JSON interface', () => {
     expect(metrics).toMatch(/vehicle_lookup_upstream_circuit_state\{provider="dvla"\} 0/);
     expect(ready.body + metrics).not.toContain(SECRETS.dvlaKey);
   });
+
+  it('answers CheckMotorBikeUK from DVLA with the DVSA model, a motorcycle ImageUrl, for one credit', async () => {
+    const before = await balance();
+    const res = await get('/api/json.aspx/CheckMotorBikeUK/MC19BKE');
+    expect(res.status, res.text).toBe(200);
+    expect(res.charged).toBe('1');
+    const body = JSON.parse(res.text) as Record<string, unknown>;
+    expect(body).toMatchObject({
+      Description: '2019 Triumph Street Triple Rs, 765CC Petrol',
+      RegistrationYear: '2019',
+      CarMake: { CurrentTextValue: 'TRIUMPH' },
+      CarModel: { CurrentTextValue: 'STREET TRIPLE RS' },
+      EngineSize: { CurrentTextValue: '765' },
+      TypeApproval: 'L3e',
+      Wheelplan: '2 WHEELS',
+    });
+    expect(body.ImageUrl).toBe(`${base}/image.aspx/@${Buffer.from('TRIUMPH STREET TRIPLE RS').toString('base64')}|motorcycle`);
+    // The ImageUrl handed out serves a picture.
+    const image = await fetch(String(body.ImageUrl));
+    expect(image.status).toBe(200);
+    expect(await image.text()).toContain('STREET TRIPLE RS');
+    expect(await balance()).toBe(before - 1);
+  });
+
+  it('charges nothing when DVLA fails or does not know a CheckMotorBikeUK plate, and says so as a motorbike lookup', async () => {
+    const before = await balance();
+    const rows = (await t.services.accounts.usage('alice')).length;
+    for (const plate of ['ER19ERR', 'ER19MNT', 'ER19HNG']) {
+      const res = await get(`/api/json.aspx/CheckMotorBikeUK/${plate}`);
+      expect(res, plate).toMatchObject({ status: 500, text: 'UK motorbike lookup is temporarily unavailable, please try again later', charged: null });
+    }
+    expect(await get('/api/json.aspx/CheckMotorBikeUK/ER19NFD')).toMatchObject({ status: 500, text: 'UK motorbike Lookup failed', charged: null });
+    expect(await balance()).toBe(before);
+    expect((await t.services.accounts.usage('alice')).length).toBe(rows);
+  });
 });
 
 describe('an upstream that is down', () => {

@@ -132,6 +132,17 @@ describe('European VINs: what the VIN itself tells', () => {
     expect(decoded?.modelYear).toBeUndefined();
   });
 
+  it('reads position 10 of a VIN with a correct check digit as the North American scheme, even where vPIC has no pattern for it', async () => {
+    // A 2014 Range Rover Evoque (a VIN from a public test scenario): its check digit (2) is right,
+    // vPIC has no pattern for it, so only the manufacturer is decoded; E at position 10 with a
+    // letter at position 7 is 2014 (49 CFR 565.15), not 1984.
+    const decoded = await decode('SALVA2AE2EH894156');
+    expect(decoded).toMatchObject({ level: 'manufacturer', make: 'Land Rover', modelYear: 2014 });
+    expect(vinVehicleJson(decoded as VinDecode)).toMatchObject({ Description: '2014 Land Rover', RegistrationYear: '2014' });
+    // The same VIN with another check digit does not follow the scheme for sure: no year.
+    expect((await decode('SALVA2AE4EH894156'))?.modelYear).toBeUndefined();
+  });
+
   it('is undefined (not found) when neither vPIC nor the table knows the maker', async () => {
     expect(await decode('ZZZ12345678901234')).toBeUndefined();
     expect(await decode('AAAZZZ1KZ6W000001')).toBeUndefined();

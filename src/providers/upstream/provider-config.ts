@@ -41,12 +41,30 @@ export interface NhtsaConfig {
   readonly settings: UpstreamSettings;
 }
 
+/**
+ * NHTSA Recalls API (upstream-sources.md §10.4), asked by make, model and model year after an
+ * offline VIN decode (CheckRecalledVIN). No key; on only when asked for (NHTSA_RECALLS_ENABLED).
+ */
+export interface NhtsaRecallsConfig {
+  readonly settings: UpstreamSettings;
+}
+
+/**
+ * vPIC GetCanadianVehicleSpecifications (upstream-sources.md §10.6), for CarSpecifications. No
+ * key; on only when asked for (CANADA_SPECS_ENABLED).
+ */
+export interface CanadaSpecsConfig {
+  readonly settings: UpstreamSettings;
+}
+
 export interface ProviderConfig {
   readonly dvla?: DvlaConfig;
   readonly dvsaMot?: DvsaMotConfig;
   readonly rdw?: RdwConfig;
   readonly vegvesen?: VegvesenConfig;
   readonly nhtsa?: NhtsaConfig;
+  readonly nhtsaRecalls?: NhtsaRecallsConfig;
+  readonly canadaSpecs?: CanadaSpecsConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -90,7 +108,13 @@ export const DVSA_DEFAULT_BASE_URL = 'https://history.mot.api.gov.uk/v1/trade';
 export const RDW_DEFAULT_BASE_URL = 'https://opendata.rdw.nl';
 export const VEGVESEN_DEFAULT_BASE_URL = 'https://akfell-datautlevering.atlas.vegvesen.no';
 export const NHTSA_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
+export const NHTSA_RECALLS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
+export const CANADA_SPECS_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
 export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
+
+/** Prefixes of the `<PREFIX>_*` settings of the two NHTSA sources that answer operations of their own. */
+const RECALLS_PREFIX = 'NHTSA_RECALLS';
+const CANADA_SPECS_PREFIX = 'CANADA_SPECS';
 
 const DVSA_CREDENTIALS = ['DVSA_CLIENT_ID', 'DVSA_CLIENT_SECRET', 'DVSA_API_KEY', 'DVSA_TOKEN_URL'] as const;
 
@@ -123,7 +147,25 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
   const vegvesen = readVegvesen(env, disabled);
   const nhtsa = env.bool('NHTSA_ONLINE', false) ? { settings: readUpstreamSettings(env, 'NHTSA', 'nhtsa', { baseUrl: NHTSA_DEFAULT_BASE_URL }) } : undefined;
   if (!nhtsa) disabled.push({ provider: 'nhtsa', reason: 'NHTSA_ONLINE is not true' });
-  return { ...(dvla ? { dvla } : {}), ...(dvsaMot ? { dvsaMot } : {}), ...(rdw ? { rdw } : {}), ...(vegvesen ? { vegvesen } : {}), ...(nhtsa ? { nhtsa } : {}), disabled };
+  // Neither needs a key, so each is switched on explicitly, as RDW (readRdw).
+  const nhtsaRecalls = env.bool('NHTSA_RECALLS_ENABLED', false)
+    ? { settings: readUpstreamSettings(env, RECALLS_PREFIX, 'nhtsa-recalls', { baseUrl: NHTSA_RECALLS_DEFAULT_BASE_URL }) }
+    : undefined;
+  if (!nhtsaRecalls) disabled.push({ provider: 'nhtsa-recalls', reason: 'NHTSA_RECALLS_ENABLED is not true' });
+  const canadaSpecs = env.bool('CANADA_SPECS_ENABLED', false)
+    ? { settings: readUpstreamSettings(env, CANADA_SPECS_PREFIX, 'canada-specs', { baseUrl: CANADA_SPECS_DEFAULT_BASE_URL }) }
+    : undefined;
+  if (!canadaSpecs) disabled.push({ provider: 'canada-specs', reason: 'CANADA_SPECS_ENABLED is not true' });
+  return {
+    ...(dvla ? { dvla } : {}),
+    ...(dvsaMot ? { dvsaMot } : {}),
+    ...(rdw ? { rdw } : {}),
+    ...(vegvesen ? { vegvesen } : {}),
+    ...(nhtsa ? { nhtsa } : {}),
+    ...(nhtsaRecalls ? { nhtsaRecalls } : {}),
+    ...(canadaSpecs ? { canadaSpecs } : {}),
+    disabled,
+  };
 }
 
 /** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */

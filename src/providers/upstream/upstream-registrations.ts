@@ -7,6 +7,10 @@ import { DvsaMotClient } from '../dvsa-mot/dvsa-mot.client.js';
 import { UkMotProvider } from '../dvsa-mot/ukmot.provider.js';
 import { NhtsaClient } from '../nhtsa/nhtsa.client.js';
 import { NhtsaVinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
+import { CanadianSpecsClient } from '../nhtsa/canadian-specs.client.js';
+import { CarSpecificationsProvider } from '../nhtsa/car-specifications.provider.js';
+import { NhtsaRecallsClient } from '../nhtsa/nhtsa-recalls.client.js';
+import { RecalledVinProvider } from '../nhtsa/recalled-vin.provider.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import type { OfflineVinProvider } from '../vin-offline/offline-vin.provider.js';
 import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
@@ -34,12 +38,12 @@ export interface UpstreamDeps {
   readonly vinOffline?: OfflineVinProvider | undefined;
 }
 
-/** UK: `Check` from DVLA (+ the DVSA model), `UKMOT` from DVSA (+ DVLA's tax data). */
+/** UK: `Check` and `CheckMotorBikeUK` from DVLA (+ the DVSA model; VES holds motorbikes with the cars), `UKMOT` from DVSA (+ DVLA's tax data). */
 function ukRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
   const dvla = config.dvla ? DvlaClient.create(context, config.dvla) : undefined;
   const mot = config.dvsaMot ? DvsaMotClient.create(context, config.dvsaMot) : undefined;
   const registrations: ProviderRegistration[] = [];
-  if (dvla || mot) registrations.push({ operations: ['Check'], provider: new UkVehicleProvider(dvla, mot) });
+  if (dvla || mot) registrations.push({ operations: ['Check', 'CheckMotorBikeUK'], provider: new UkVehicleProvider(dvla, mot) });
   if (mot) registrations.push({ operations: ['UKMOT'], provider: new UkMotProvider(mot, dvla) });
   return registrations;
 }
@@ -55,6 +59,23 @@ function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): 
 }
 
 /**
+ * US recalls and Canadian specifications (upstream-sources.md §10.4, §10.6). `CheckRecalledVIN`
+ * and `CarSpecifications` are not in the catalogue yet (they need the `string` and `DataGrid`
+ * result types): until they are, these registrations name no operation a request can reach.
+ * The recalls need the offline VIN decoder for make, model and year.
+ */
+function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
+  const registrations: ProviderRegistration[] = [];
+  if (config.nhtsaRecalls && deps.vinOffline) {
+    registrations.push({ operations: ['CheckRecalledVIN'], provider: new RecalledVinProvider(deps.vinOffline, NhtsaRecallsClient.create(context, config.nhtsaRecalls)) });
+  }
+  if (config.canadaSpecs) {
+    registrations.push({ operations: ['CarSpecifications'], provider: new CarSpecificationsProvider(CanadianSpecsClient.create(context, config.canadaSpecs), deps.clock) });
+  }
+  return registrations;
+}
+
+/**
  * The upstream providers the operator configured, as registrations for `providerChains` (each
  * after the local store), from the configuration read at start-up; builds nothing that touches
  * the network until a lookup asks. Add a country's providers here.
@@ -66,5 +87,10 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
   const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache };
   // NHTSA answers no operation of its own: it fills in thin offline VIN decodes.
   if (config.nhtsa && deps.vinOffline) deps.vinOffline.enrichWith(new NhtsaVinEnricher(NhtsaClient.create(context, config.nhtsa)));
-  return [...ukRegistrations(context, config), ...netherlandsRegistrations(context, config), ...norwayRegistrations(context, config)];
+  return [
+    ...ukRegistrations(context, config),
+    ...netherlandsRegistrations(context, config),
+    ...norwayRegistrations(context, config),
+    ...nhtsaRegistrations(context, config, deps),
+  ];
 }

@@ -5,9 +5,15 @@ import type { Provider, ProviderAnswer } from '../provider.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import type { VinConfig } from './vin-config.js';
 import type { VinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
-import { decodeVin } from './vin-decoding.js';
+import { decodeVin, type VinDecode } from './vin-decoding.js';
 import { vinVehicleJson, type VinVehicleJson } from './vin-vehicle.js';
 import { VpicDecoder } from './vpic-decoder.js';
+
+/** What `OfflineVinProvider.decode` found: a decode, nothing (not even the maker), or no answer. */
+export type VinDecodeAnswer =
+  | { readonly status: 'decoded'; readonly decode: VinDecode; readonly final: boolean }
+  | { readonly status: 'unknown' }
+  | { readonly status: 'unavailable'; readonly reason: string };
 
 /** Decoded VINs kept (each a few hundred bytes); the oldest is dropped first. */
 const MAX_CACHED = 10_000;
@@ -40,18 +46,10 @@ export class OfflineVinProvider implements Provider {
     const cached = this.decoded.get(vin);
     if (cached !== undefined) return cached === null ? { status: 'not-found' } : { status: 'found', record: cached, source: this.name };
 
-    const decoder = this.open();
-    if (decoder === undefined) return { status: 'unavailable', reason: `the VIN database is not installed at ${this.databasePath}` };
-    let record: VinVehicleJson | null;
-    let final = true;
-    try {
-      // Model years run to next year: a car of model year N goes on sale in year N - 1.
-      let decode = await decodeVin(vin, decoder, this.clock.now().getUTCFullYear() + 1);
-      if (decode !== undefined && this.enricher !== undefined) ({ decode, final } = await this.enricher.enrich(decode));
-      record = decode === undefined ? null : freeze(vinVehicleJson(decode));
-    } catch (error) {
-      return { status: 'unavailable', reason: `VIN decoding failed: ${error instanceof Error ? error.message : String(error)}` };
-    }
+    const answer = await this.decode(vin);
+    if (answer.status === 'unavailable') return answer;
+    const record = answer.status === 'unknown' ? null : freeze(vinVehicleJson(answer.decode));
+    const final = answer.status === 'unknown' || answer.final;
     // A thin decode served because the online source failed is not kept: the next lookup asks again.
     if (!final) return record === null ? { status: 'not-found' } : { status: 'found', record, source: this.name };
     if (this.decoded.size >= MAX_CACHED) {
@@ -60,6 +58,25 @@ export class OfflineVinProvider implements Provider {
     }
     this.decoded.set(vin, record);
     return record === null ? { status: 'not-found' } : { status: 'found', record, source: this.name };
+  }
+
+  /**
+   * What VinCheck decodes of a VIN (offline, then enriched online when the operator enabled it),
+   * for providers that ask an upstream by make, model and year (CheckRecalledVIN). `final: false`
+   * when the online source failed and the decode is the thin offline one.
+   */
+  async decode(vin: string): Promise<VinDecodeAnswer> {
+    const decoder = this.open();
+    if (decoder === undefined) return { status: 'unavailable', reason: `the VIN database is not installed at ${this.databasePath}` };
+    try {
+      // Model years run to next year: a car of model year N goes on sale in year N - 1.
+      const decode = await decodeVin(vin, decoder, this.clock.now().getUTCFullYear() + 1);
+      if (decode === undefined) return { status: 'unknown' };
+      if (this.enricher === undefined) return { status: 'decoded', decode, final: true };
+      return { status: 'decoded', ...(await this.enricher.enrich(decode)) };
+    } catch (error) {
+      return { status: 'unavailable', reason: `VIN decoding failed: ${error instanceof Error ? error.message : String(error)}` };
+    }
   }
 
   /** Online enrichment of thin decodes (NHTSA_ONLINE, upstream-registrations.ts). */

@@ -79,15 +79,22 @@ export async function decodeVin(vin: string, vpic: VpicSource, latestYear: numbe
   const allocated = wmiCountry(vin);
   const plantCode = vin.charAt(10);
   const mandate = checkDigitMandate(vin);
-  // Outside the pattern match, the year is read only where the VIN's scheme puts it for sure.
+  const checkDigitRight = hasValidCheckDigit(vin);
+  // Outside the pattern match, the year is read only where the VIN's scheme puts it for sure. A
+  // right check digit means the North American scheme (49 CFR 565), whoever made the vehicle, so
+  // position 10 is its year and position 7 picks the 30-year cycle, also where vPIC has no pattern
+  // for the VIN (a 2014 Land Rover). Chinese VINs carry the check digit too, but read their year
+  // as their own rules say (GB 16735), without the position 7 rule.
   const schemeYear =
-    mandate === 'North America'
-      ? northAmericanModelYear(vin, latestYear)
-      : mandate === 'China' || table?.yearAtPosition10 === true
-        ? latestModelYear(vin, latestYear)
-        : undefined;
+    mandate === 'China'
+      ? latestModelYear(vin, latestYear)
+      : mandate === 'North America' || checkDigitRight
+        ? northAmericanModelYear(vin, latestYear)
+        : table?.yearAtPosition10 === true
+          ? latestModelYear(vin, latestYear)
+          : undefined;
 
-  if (hasValidCheckDigit(vin)) {
+  if (checkDigitRight) {
     const result = await vpic.decode(vin);
     const patterns = result.patterns ?? [];
     const wmi = result.components.wmi;
