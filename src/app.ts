@@ -115,12 +115,20 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     observer: metrics,
     sqliteDebitWorker: config.sqliteDebitWorker,
     rateLimitDefaults: config.rateLimitDefaults,
+    webhooks: config.webhooks,
+    alertLog: {
+      warn: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   // The debit worker is up before the first request; pending debits are answered before the
   // store closes.
   await services.start();
   app.addHook('onClose', async () => services.close());
+  // Webhook sending and the alert sweep run in the server only, never in a CLI command.
+  services.alerting.start();
 
   let draining = false;
 

@@ -44,6 +44,21 @@ export interface Config {
   readonly redisKeyPrefix: string;
   /** Rate limits of accounts that have none of their own (null: no limit). */
   readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
+  /** Low-credit alerts and their webhooks (docs/webhooks.md). */
+  readonly webhooks: WebhookConfig;
+}
+
+/** Low-credit alerts and webhook delivery (README "Configuration", docs/webhooks.md). */
+export interface WebhookConfig {
+  /** Thresholds of accounts without their own, highest first. */
+  readonly alertThresholds: readonly number[];
+  /** Waits before each retry; attempts = length + 1. */
+  readonly retryScheduleMs: readonly number[];
+  readonly timeoutMs: number;
+  readonly pollMs: number;
+  readonly sweepMs: number;
+  /** Allow endpoints on loopback and private addresses. */
+  readonly allowPrivateUrls: boolean;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +110,51 @@ function redisUrl(env: NodeJS.ProcessEnv, name: string): string | undefined {
   }
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') throw new ConfigError(`${name} must be a redis:// or rediss:// URL`);
   return value;
+}
+
+/** A whole number of milliseconds from `min` to `max`. */
+function millis(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const text = nonEmpty(env, name) ?? String(fallback);
+  const value = Number(text);
+  if (!/^\d+$/.test(text) || value < min || value > max) throw new ConfigError(`${name} must be a whole number of milliseconds from ${min} to ${max} (got "${text}")`);
+  return value;
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `5s,5m,30m,2h,5h,10h`: durations with a unit (ms, s, m, h, d), comma-separated. */
+function durations(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const text = nonEmpty(env, name) ?? fallback;
+  const values = text.split(',').map((part) => {
+    const m = /^\s*(\d+)(ms|s|m|h|d)\s*$/.exec(part);
+    if (!m) throw new ConfigError(`${name} must be durations such as 5s,5m,30m,2h separated by commas (got "${text}")`);
+    return Number(m[1]) * (DURATION_UNITS[m[2] ?? 's'] ?? 1000);
+  });
+  if (values.length > 20 || values.some((v) => v > 7 * 86_400_000)) throw new ConfigError(`${name} allows at most 20 waits of at most 7d each`);
+  return values;
+}
+
+/** Comma-separated whole numbers (`100,20,0`), highest first, or none (an empty value). */
+function thresholds(env: NodeJS.ProcessEnv, name: string, fallback: string): number[] {
+  const text = env[name] === undefined ? fallback : (env[name] ?? '').trim();
+  if (text === '') return [];
+  const values = text.split(',').map((part) => part.trim());
+  if (values.length > 10 || values.some((v) => !/^\d{1,10}$/.test(v) || Number(v) > 1_000_000_000)) {
+    throw new ConfigError(`${name} must be up to 10 whole numbers from 0 to 1000000000 separated by commas (got "${text}")`);
+  }
+  return [...new Set(values.map(Number))].sort((a, b) => b - a);
+}
+
+/** The low-credit alert and webhook settings; `loadWebhookConfig({})` gives the defaults. */
+export function loadWebhookConfig(env: NodeJS.ProcessEnv): WebhookConfig {
+  return Object.freeze({
+    alertThresholds: Object.freeze(thresholds(env, 'CREDIT_ALERT_THRESHOLDS', '100,20,0')),
+    retryScheduleMs: Object.freeze(durations(env, 'WEBHOOK_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h')),
+    timeoutMs: millis(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+    pollMs: millis(env, 'WEBHOOK_POLL_MS', 1000, 10, 600_000),
+    sweepMs: millis(env, 'CREDIT_ALERT_SWEEP_MS', 10_000, 10, 3_600_000),
+    allowPrivateUrls: bool(env, 'WEBHOOK_ALLOW_PRIVATE_URLS', false),
+  });
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -169,5 +229,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       perSecond: optionalLimit(env, 'RATE_LIMIT_PER_SECOND', 1_000_000),
       perDay: optionalLimit(env, 'RATE_LIMIT_PER_DAY', 1_000_000_000),
     }),
+    webhooks: loadWebhookConfig(env),
   });
 }

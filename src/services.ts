@@ -2,7 +2,9 @@ import { AccountCache } from './accounts/account-cache.js';
 import { ALL_ACCOUNTS, accountCacheCounter, type AccountChangeFeed } from './accounts/account-change-feed.js';
 import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
+import { createAlerting, type Alerting, type WarnLog } from './alerts/alerting.js';
 import { Catalogue } from './catalogue/catalogue.js';
+import { loadWebhookConfig, type WebhookConfig } from './config.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { WorkerDebitWriter } from './credits/debit-worker/worker-debit-writer.js';
@@ -40,6 +42,9 @@ export interface ServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** Low-credit alerts and webhooks (Config.webhooks; default: the defaults). */
+  readonly webhooks?: WebhookConfig;
+  readonly alertLog?: WarnLog;
 }
 
 /** Everything below the adapters, wired once; the server and the CLI both use it. */
@@ -53,6 +58,8 @@ export interface Services {
   readonly importer: JsonlImporter;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
   readonly sharedCache: SharedCache | undefined;
+  /** Low-credit alerts and webhooks; the server starts their loops (`alerting.start()`). */
+  readonly alerting: Alerting;
   /** Starts what must run before the first request (the debit worker). */
   start(): Promise<void>;
   /** Stops what the services started (the debit worker); the storage is closed by its owner. */
@@ -96,6 +103,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     storage.sqliteFile !== undefined && options.sqliteDebitWorker === true
       ? new WorkerDebitWriter(storage.sqliteFile)
       : new InlineDebitWriter(storage, ledger);
+  const alerting = createAlerting(storage, options.clock, options.webhooks ?? loadWebhookConfig({}), options.alertLog);
   const pipeline = new LookupPipeline({
     catalogue,
     accounts: accountCache,
@@ -109,6 +117,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       changes.refresh();
     },
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
+    onDebited: (accountId, cost, balanceAfter) => {
+      alerting.alerts.onDebit(accountId, cost, balanceAfter);
+    },
   });
   return {
     storage,
@@ -121,8 +132,10 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       recordCache.clear();
     }),
     sharedCache: options.sharedCache,
+    alerting,
     start: () => debitWriter.start(),
     close: async () => {
+      await alerting.close();
       await debitWriter.close();
       (vin.provider as { close?: () => void }).close?.();
     },

@@ -75,6 +75,11 @@ export interface LookupPipelineDeps {
   readonly onLookupStart?: () => void;
   /** Per-account rate limits, checked right after authentication; none when absent. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Told after each committed debit, synchronously and never awaited (low-credit alerts compare
+   * the balance in memory: CreditAlerts.onDebit).
+   */
+  readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
 }
 
 /**
@@ -177,6 +182,7 @@ export class LookupPipeline {
       throw new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
     }
     this.deps.accounts.noteBalance(account.username, balance);
+    this.deps.onDebited?.(account.id, charge, balance);
     return { operation: op, result, charged: charge, balance };
   }
 
