@@ -15,8 +15,8 @@ export interface WebhookDispatcherOptions {
   readonly pollMs: number;
   /** Deliver to private and loopback addresses (WEBHOOK_ALLOW_PRIVATE_URLS). */
   readonly allowPrivateUrls: boolean;
-  /** Messages claimed and sent at once. */
-  readonly batchSize?: number;
+  /** Attempts in flight at once, per instance (each claims only what it can start). */
+  readonly concurrency?: number;
   readonly log?: { warn(message: string, error?: unknown): void };
 }
 
@@ -27,10 +27,12 @@ const LEASE_MARGIN_MS = 30_000;
 
 /**
  * Sends the outbox. It runs in its own loop (a timer, woken early when this instance enqueues),
- * never awaited by a lookup, so a receiver that fails or hangs costs lookups nothing. Each round
- * claims due messages with a lease (one instance sends a message at a time), signs and posts each
- * with a timeout, logs the attempt, and settles the message: delivered, due again after the next
- * wait of the retry schedule, or failed once the attempts are spent.
+ * never awaited by a lookup, so a receiver that fails or hangs costs lookups nothing. It claims
+ * due messages with a lease (one instance sends a message at a time), as many as it has free
+ * slots, signs and posts each with a timeout, logs the attempt, and settles the message:
+ * delivered, due again after the next wait of the retry schedule, or failed once the attempts are
+ * spent. A finished attempt frees its slot at once, so a receiver that hangs holds one slot, not
+ * the others' deliveries.
  */
 export class WebhookDispatcher {
   private readonly owner = `sender_${randomBytes(9).toString('base64url')}`;
@@ -43,6 +45,8 @@ export class WebhookDispatcher {
   private closing = false;
   /** Requests in flight, ended by `close` (their messages are retried, by this or another instance). */
   private readonly inFlight = new Set<{ destroy(error?: Error): void }>();
+  /** Attempts started and not yet settled. */
+  private readonly active = new Set<Promise<void>>();
 
   constructor(
     private readonly repository: WebhookRepository,
@@ -71,13 +75,14 @@ export class WebhookDispatcher {
     this.timer = undefined;
     for (const req of this.inFlight) req.destroy(new Error('the server is shutting down'));
     await this.running;
+    await Promise.all(this.active);
   }
 
   private schedule(delayMs: number): void {
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      this.running = this.drain()
+      this.running = this.pump()
         .then(() => undefined)
         .catch((error: unknown) => this.options.log?.warn('webhook delivery round failed', error))
         .finally(() => {
@@ -91,17 +96,38 @@ export class WebhookDispatcher {
     this.timer.unref();
   }
 
-  /** Sends everything due now; returns how many attempts were made. */
-  async drain(): Promise<number> {
-    const batchSize = this.options.batchSize ?? 16;
-    let attempts = 0;
+  /** Claims as many due messages as there are free slots and starts them; returns how many. */
+  private async pump(): Promise<number> {
+    const slots = this.options.concurrency ?? 16;
+    let started = 0;
     for (;;) {
+      const free = slots - this.active.size;
+      if (free <= 0 || this.closing) return started;
       const now = this.clock.now();
       const leaseUntil = new Date(now.getTime() + this.options.timeoutMs + LEASE_MARGIN_MS).toISOString();
-      const claimed = await this.repository.claimDue(this.owner, now.toISOString(), leaseUntil, batchSize);
-      await Promise.all(claimed.map((m) => this.attempt(m)));
-      attempts += claimed.length;
-      if (claimed.length < batchSize || this.closing) return attempts;
+      const claimed = await this.repository.claimDue(this.owner, now.toISOString(), leaseUntil, free);
+      for (const message of claimed) {
+        const attempt: Promise<void> = this.attempt(message)
+          .catch((error: unknown) => this.options.log?.warn(`webhook message ${message.id}: attempt not recorded`, error))
+          .finally(() => {
+            this.active.delete(attempt);
+            this.wake();
+          });
+        this.active.add(attempt);
+      }
+      started += claimed.length;
+      if (claimed.length < free) return started;
+    }
+  }
+
+  /** Sends everything due now and waits for those attempts; returns how many were made. */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const started = await this.pump();
+      await Promise.all(this.active);
+      total += started;
+      if (started === 0) return total;
     }
   }
 
