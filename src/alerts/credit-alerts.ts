@@ -142,10 +142,12 @@ export class CreditAlerts {
 
   /** The account's thresholds, whether they are its own, and which have fired. */
   async thresholds(accountId: number): Promise<AlertThresholds> {
-    const [own, fired] = await Promise.all([
+    const [account, own, fired] = await Promise.all([
+      this.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst(),
       this.db.selectFrom('credit_alert_settings').select('thresholds').where('account_id', '=', accountId).executeTakeFirst(),
       this.db.selectFrom('credit_alert_fired').select('threshold').where('account_id', '=', accountId).orderBy('threshold', 'desc').execute(),
     ]);
+    if (!account) throw new CreditAlertError('NOT_FOUND', `no account ${accountId}`);
     return {
       thresholds: own ? (JSON.parse(own.thresholds) as number[]) : this.defaults,
       custom: own !== undefined,

@@ -79,6 +79,9 @@ export class WebhookService {
   async create(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     this.checkUrl(input.url);
     const events = this.checkEvents(input.events ?? EVENT_TYPES);
+    if (scope.accountId !== null && !(await this.db.selectFrom('accounts').select('id').where('id', '=', scope.accountId).executeTakeFirst())) {
+      throw new WebhookError('NOT_FOUND', `no account ${scope.accountId}`);
+    }
     const existing = await this.repository.endpoints(scope.accountId);
     if (existing.length >= MAX_ENDPOINTS) throw new WebhookError('INVALID', `at most ${MAX_ENDPOINTS} webhook endpoints per account`);
     const now = this.clock.now().toISOString();
