@@ -75,6 +75,8 @@ export interface CreditAlertsOptions {
 export class CreditAlerts {
   /** Accounts with their own thresholds; every other account uses the defaults. */
   private custom = new Map<number, readonly number[]>();
+  /** A sweep found no cursor and an empty ledger: later rounds read it from the start. */
+  private ledgerWasEmpty = false;
   private readonly defaults: readonly number[];
 
   constructor(
@@ -208,11 +210,17 @@ export class CreditAlerts {
       )
       .execute();
 
-    const cursor = await this.db.selectFrom('credit_alert_cursor').select('ledger_id').where('name', '=', 'sweep').executeTakeFirst();
-    if (!cursor) {
-      // First round on this store: start at the end of the ledger (history fires nothing).
+    const stored = await this.db.selectFrom('credit_alert_cursor').select('ledger_id').where('name', '=', 'sweep').executeTakeFirst();
+    let from: number;
+    if (stored) from = stored.ledger_id;
+    else if (this.ledgerWasEmpty) from = 0;
+    else {
+      // First round on this store: start at the end of the ledger (history fires nothing). An
+      // empty ledger writes nothing, so a new store stays empty (migrate-store copies only into
+      // an empty database).
       const { last } = await this.db.selectFrom('ledger').select((eb) => eb.fn.max<number | null>('id').as('last')).executeTakeFirstOrThrow();
-      await this.db.insertInto('credit_alert_cursor').values({ name: 'sweep', ledger_id: last ?? 0 }).onConflict((oc) => oc.column('name').doNothing()).execute();
+      if (last === null) this.ledgerWasEmpty = true;
+      else await this.db.insertInto('credit_alert_cursor').values({ name: 'sweep', ledger_id: last }).onConflict((oc) => oc.column('name').doNothing()).execute();
       return 0;
     }
     const highest = Math.max(...this.defaults, ...[...this.custom.values()].flat(), -1);
@@ -220,7 +228,7 @@ export class CreditAlerts {
     const rows = await this.db
       .selectFrom('ledger')
       .select(['id', 'account_id', 'delta', 'balance_after', 'created_at'])
-      .where('id', '>', cursor.ledger_id)
+      .where('id', '>', from)
       .orderBy('id')
       .limit(SWEEP_ROWS)
       .execute();
@@ -232,14 +240,18 @@ export class CreditAlerts {
       }
     }
     const settledBefore = new Date(this.clock.now().getTime() - SWEEP_LAG_MS).toISOString();
-    let next = cursor.ledger_id;
+    let next = from;
     for (const row of rows) {
       if (row.created_at >= settledBefore) break;
       next = row.id;
     }
-    if (rows.length === SWEEP_ROWS && next === cursor.ledger_id) next = rows[rows.length - 1]?.id ?? next;
-    if (next > cursor.ledger_id) {
-      await this.db.updateTable('credit_alert_cursor').set({ ledger_id: next }).where('name', '=', 'sweep').where('ledger_id', '<', next).execute();
+    if (rows.length === SWEEP_ROWS && next === from) next = rows[rows.length - 1]?.id ?? next;
+    if (next > from) {
+      await this.db
+        .insertInto('credit_alert_cursor')
+        .values({ name: 'sweep', ledger_id: next })
+        .onConflict((oc) => oc.column('name').doUpdateSet({ ledger_id: next }).where('credit_alert_cursor.ledger_id', '<', next))
+        .execute();
     }
     return fired;
   }
@@ -256,9 +268,10 @@ export class CreditAlertSweeper {
     private readonly log?: { warn(message: string, error?: unknown): void },
   ) {}
 
+  /** The first round comes after one interval, not at start-up: a server started on a new store writes nothing to it at once. */
   start(): void {
     if (this.timer) return;
-    this.tick(0);
+    this.tick(this.intervalMs);
   }
 
   private tick(delayMs: number): void {

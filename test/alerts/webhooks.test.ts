@@ -270,6 +270,19 @@ describe.each(ENGINES)('low-credit alerts by signed webhooks on %s', (engine: Te
     expect(receiver.requests).toHaveLength(2);
   });
 
+  it('the sweep writes nothing to a store whose ledger is empty, and later reads that ledger from its start', async () => {
+    expect(await alerting.alerts.sweep()).toBe(0);
+    expect(await t.services.storage.db.selectFrom('credit_alert_cursor').selectAll().execute()).toEqual([]);
+    const mo = await accountWith('mo', 0);
+    await endpoint({ actor: 'account', accountId: mo.id });
+    await t.services.accounts.addCredits('mo', 4);
+    const { CreditLedgerRepository } = await import('../../src/credits/credit-ledger.repository.js');
+    const ledger = new CreditLedgerRepository(t.services.storage.db);
+    await t.services.storage.transact((run) => ledger.debit(run, mo.id, 1, { operation: 'CheckFrance', interface: 'json', query: 'AB123CD', requestId: 'crash', createdAt: new Date().toISOString() }));
+    expect(await alerting.alerts.sweep()).toBe(1);
+    await until('the recovered alert', () => receiver.requests.length === 1);
+  });
+
   it('uses an account’s own thresholds instead of the server default', async () => {
     const jo = await accountWith('jo', 10);
     await endpoint({ actor: 'account', accountId: jo.id });
