@@ -219,7 +219,21 @@ export class WebhookRepository {
       .execute();
   }
 
-  claimDue(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookMessage[]> {
+  /**
+   * Claims due messages (claimDueMessages). An idle outbox, the usual case, costs one indexed read:
+   * every instance polls every second, and on SQLite the claiming UPDATE would take the write
+   * lock each time even when it matched nothing.
+   */
+  async claimDue(owner: string, now: string, leaseUntil: string, limit: number): Promise<WebhookMessage[]> {
+    const due = await this.db
+      .selectFrom('webhook_messages')
+      .select('id')
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '<=', now)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .limit(1)
+      .executeTakeFirst();
+    if (!due) return [];
     return claimDueMessages(this.db, this.engine, owner, now, leaseUntil, limit);
   }
 
