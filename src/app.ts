@@ -134,9 +134,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
     rateLimitDefaults: config.rateLimitDefaults,
+    alerts: config.alerts,
+    alertLog: {
+      warn: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   app.addHook('onClose', async () => services.close());
+  // Webhook sending and the alert sweep run in the server only, never in a CLI command.
+  services.alerting.start();
 
   let draining = false;
 
