@@ -317,6 +317,33 @@ describe.each(ENGINES)('low-credit alerts by signed webhooks on %s', (engine: Te
     expect(receiver.requests.map((r) => r.headers['webhook-id']).sort()).toEqual([...ids].sort());
   });
 
+  it('on close, ends an attempt in flight and records it before the store closes, so it is retried', async () => {
+    const own = await createTestApp({ ...FAST, WEBHOOK_TIMEOUT_MS: '20000' }, undefined, engine);
+    try {
+      await own.account('ned', 5);
+      const ned = (await own.services.accounts.show('ned')).id;
+      receiver.script({ hang: true });
+      const scope: WebhookScope = { actor: 'account', accountId: ned };
+      const { endpoint: e } = await own.services.alerting.webhooks.create(scope, { url: `${receiver.url}/hang` });
+      const message = await own.services.alerting.webhooks.sendTest(scope, e.id);
+      await until('the hanging attempt', () => receiver.requests.length === 1);
+      await own.app.close();
+      // The store the app closed, opened again: the ended attempt is in the log, and the message is due again.
+      const { openStorage } = await import('../../src/storage/create-database.js');
+      const reopened = await openStorage({ dataDir: own.dataDir, databaseUrl: own.config.databaseUrl });
+      try {
+        const deliveries = await reopened.db.selectFrom('webhook_deliveries').select(['message_id', 'error', 'succeeded']).execute();
+        expect(deliveries).toEqual([{ message_id: message.id, error: expect.stringContaining('shutting down') as unknown, succeeded: 0 }]);
+        const row = await reopened.db.selectFrom('webhook_messages').select(['status', 'lease_owner']).where('id', '=', message.id).executeTakeFirstOrThrow();
+        expect(row).toEqual({ status: 'pending', lease_owner: null });
+      } finally {
+        await reopened.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+
   it('never makes a lookup wait for a delivery: lookups answer while a receiver hangs', async () => {
     // An app whose attempts may hang for 20 s, so every lookup below runs inside one attempt.
     const slow = await createTestApp({ ...FAST, WEBHOOK_TIMEOUT_MS: '20000' }, undefined, engine);
