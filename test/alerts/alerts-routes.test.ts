@@ -2,7 +2,7 @@ import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/alerts/alerts.routes.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
-import { ENGINES, postgresAvailable, type TestEngine } from '../helpers/engines.js';
+import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
 
@@ -30,7 +30,7 @@ interface Json {
   [key: string]: unknown;
 }
 
-describe.each(ENGINES)('alert and webhook routes on %s', (engine: TestEngine) => {
+describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: TestEngine) => {
   let t: TestApp;
   let api: FastifyInstance;
   let base: string;
@@ -38,11 +38,7 @@ describe.each(ENGINES)('alert and webhook routes on %s', (engine: TestEngine) =>
   let alice: number;
   let bob: number;
 
-  beforeEach(async (ctx) => {
-    if (engine === 'postgres' && !(await postgresAvailable())) {
-      ctx.skip();
-      return;
-    }
+  beforeEach(async () => {
     receiver = await FakeHttpServer.start(() => ({ status: 200, text: 'ok' }));
     t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '20', CREDIT_ALERT_SWEEP_MS: '3600000' }, undefined, engine);
     await t.account('alice', 50);
@@ -54,8 +50,7 @@ describe.each(ENGINES)('alert and webhook routes on %s', (engine: TestEngine) =>
     await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, authorise: standInOperator });
     base = await api.listen({ port: 0, host: '127.0.0.1' });
   });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'skip') return;
+  afterEach(async () => {
     await api.close();
     await t.close();
     await receiver.close();

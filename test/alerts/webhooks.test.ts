@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Alerting } from '../../src/alerts/alerting.js';
 import type { WebhookScope } from '../../src/webhooks/webhook.service.js';
 import { FakeHttpServer, type FakeRequest } from '../fakes/fake-http-server.js';
-import { ENGINES, postgresAvailable, type TestEngine } from '../helpers/engines.js';
+import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
 
@@ -46,23 +46,18 @@ interface Payload {
   data: { account?: { id: number; username: string }; threshold?: number; balance?: number; endpointId?: number };
 }
 
-describe.each(ENGINES)('low-credit alerts by signed webhooks on %s', (engine: TestEngine) => {
+describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s', (engine: TestEngine) => {
   let t: TestApp;
   let receiver: FakeHttpServer;
   let alerting: Alerting;
 
-  beforeEach(async (ctx) => {
-    if (engine === 'postgres' && !(await postgresAvailable())) {
-      ctx.skip();
-      return;
-    }
+  beforeEach(async () => {
     receiver = await FakeHttpServer.start(() => ({ status: 204 }));
     t = await createTestApp(FAST, undefined, engine);
     alerting = t.services.alerting;
     await t.importRecords([{ operation: 'CheckFrance', key: { RegistrationNumber: 'AB123CD' }, vehicle: VEHICLE }]);
   });
-  afterEach(async (ctx) => {
-    if (ctx.task.result?.state === 'skip') return;
+  afterEach(async () => {
     await t.close();
     await receiver.close();
   });
@@ -341,6 +336,40 @@ describe.each(ENGINES)('low-credit alerts by signed webhooks on %s', (engine: Te
       }
     } finally {
       await own.close();
+    }
+  });
+
+  // Storage.skipLocked: SQLite has one writer at a time, so only PostgreSQL has claims that overlap.
+  it.runIf(engine === 'postgres')('a claim passes over a message another claimer holds locked instead of waiting for its transaction', async () => {
+    const kit = await accountWith('kit', 10);
+    const scope: WebhookScope = { actor: 'account', accountId: kit.id };
+    const hook = await endpoint(scope);
+    await alerting.dispatcher.close(); // only the claims below run
+    const held = await alerting.webhooks.sendTest(scope, hook.id);
+    const free = await alerting.webhooks.sendTest(scope, hook.id);
+    const { sql } = await import('kysely');
+    let release = (): void => undefined;
+    const released = new Promise<void>((r) => {
+      release = r;
+    });
+    let locked = (): void => undefined;
+    const isLocked = new Promise<void>((r) => {
+      locked = r;
+    });
+    const holder = t.services.storage.transaction(async (tx) => {
+      await sql`select id from webhook_messages where id = ${held.id} for update`.execute(tx.db);
+      locked();
+      await released;
+    });
+    try {
+      await isLocked;
+      const now = new Date();
+      const claim = alerting.repository.claimDue('probe', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10);
+      const claimed = await Promise.race([claim, sleep(3000).then(() => 'waited for the lock' as const)]);
+      expect(claimed === 'waited for the lock' ? claimed : claimed.map((m) => m.id)).toEqual([free.id]);
+    } finally {
+      release();
+      await holder;
     }
   });
 
