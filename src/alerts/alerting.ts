@@ -11,9 +11,10 @@ export interface WarnLog {
 }
 
 /**
- * Low-credit alerts and their webhooks, wired once. The services (alerts, webhooks) serve the
- * API, the CLI and the lookup path's `onDebit`; the two loops (sender, sweep) run only where
- * `start` is called: in the server, never in a CLI command.
+ * Low-credit alerts and their webhooks, wired once by the server's createServices (the CLI's
+ * core services have none; a top-up there still re-arms thresholds, in CreditLedgerRepository.topUp).
+ * The services (alerts, webhooks) serve the API routes and the lookup path's `onDebited`; the two
+ * loops (sender, sweep) run only once `start` is called, by buildApp, and `close` stops them.
  */
 export interface Alerting {
   readonly alerts: CreditAlerts;
