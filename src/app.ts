@@ -134,9 +134,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
     rateLimitDefaults: config.rateLimitDefaults,
+    alerts: config.alerts,
+    alertLog: {
+      warn: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
-  app.addHook('onClose', async () => services.close());
+  // Webhook sending and the alert sweep run in the server only, never in a CLI command.
+  services.alerting.start();
 
   let draining = false;
 
@@ -191,6 +198,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
+  // Added after the store's hook so that it runs before it (Fastify runs onClose hooks last added
+  // first): the alert loops record their ended attempts in the store as they stop.
+  app.addHook('onClose', async () => services.close());
 
   return {
     app,

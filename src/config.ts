@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { readAlertConfig, type AlertConfig } from './alerts/alert-config.js';
 import { readDataDir } from './config/data-dir.js';
 import { ConfigError, EnvReader } from './config/env-reader.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
@@ -60,6 +61,8 @@ export interface Config extends CoreConfig {
   readonly vin: VinConfig;
   /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
   readonly http: HttpLimits;
+  /** Low-credit alerts and their webhooks (CREDIT_ALERT_*, WEBHOOK_*; docs/webhooks.md). */
+  readonly alerts: AlertConfig;
 }
 
 /** Timeouts in milliseconds, the connection cap and the /metrics token. */
@@ -166,7 +169,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
   };
 }
 
-/** Everything: the core, the server, the upstream providers and the offline VIN decoder. */
+/** Everything: the core, the server, the upstream providers, the offline VIN decoder and the alerts. */
 export function readConfig(env: EnvReader): Config {
   const core = readCoreConfig(env);
   return Object.freeze({
@@ -174,6 +177,7 @@ export function readConfig(env: EnvReader): Config {
     ...readServerConfig(env, core.dataDir),
     providers: readProviderConfig(env),
     vin: readVinConfig(env, core.dataDir),
+    alerts: readAlertConfig(env),
   });
 }
 

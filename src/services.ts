@@ -2,6 +2,8 @@ import { AccountCache } from './accounts/account-cache.js';
 import { ALL_ACCOUNTS, accountCacheCounter, type AccountChangeFeed } from './accounts/account-change-feed.js';
 import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
+import { DEFAULT_ALERT_CONFIG, type AlertConfig } from './alerts/alert-config.js';
+import { createAlerting, type Alerting, type WarnLog } from './alerts/alerting.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
@@ -46,6 +48,10 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** Low-credit alerts and webhooks (Config.alerts); default: DEFAULT_ALERT_CONFIG. */
+  readonly alerts?: AlertConfig;
+  /** Where the alert loops report a failed round (the server's logger). */
+  readonly alertLog?: WarnLog;
 }
 
 /**
@@ -66,7 +72,9 @@ export interface Services extends CoreServices {
   readonly pipeline: LookupPipeline;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
   readonly sharedCache: SharedCache | undefined;
-  /** Stops what the services started (the offline VIN database); the storage is closed by its owner. */
+  /** Low-credit alerts and webhooks; the server starts their loops (`alerting.start()`), `close` stops them. */
+  readonly alerting: Alerting;
+  /** Stops what the services started (alert loops, the offline VIN database); the storage is closed by its owner. */
   close(): Promise<void>;
 }
 
@@ -140,6 +148,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       vinOffline: vin.provider,
     }),
   ];
+  const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, options.alertLog);
   const pipeline = new LookupPipeline({
     accounts: accountCache,
     debits: new DebitBatcher(new DebitWriter(storage, ledger)),
@@ -153,14 +162,18 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       changes.refresh();
     },
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
+    onDebited: (accountId, cost, balanceAfter) => {
+      alerting.alerts.onDebit(accountId, cost, balanceAfter);
+    },
   });
   return {
     ...core,
     pipeline,
     sharedCache: options.sharedCache,
-    close: () => {
+    alerting,
+    close: async () => {
+      await alerting.close();
       (vin.provider as { close?: () => void }).close?.();
-      return Promise.resolve();
     },
   };
 }

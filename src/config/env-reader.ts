@@ -2,8 +2,9 @@
  * The one set of environment parsers every part of the configuration uses (README
  * "Configuration"): src/config.ts for the server, store, Redis and rate limits,
  * providers/upstream/provider-config.ts and providers/vin-offline/vin-config.ts for the data
- * sources. Each parser names the variable in its error, so an invalid value stops the service or
- * the CLI with a message an operator can act on; values that may be secrets are never echoed.
+ * sources, alerts/alert-config.ts for low-credit alerts and webhooks. Each parser names the
+ * variable in its error, so an invalid value stops the service or the CLI with a message an
+ * operator can act on; values that may be secrets are never echoed.
  */
 
 /** An invalid configuration value; the message names the variable. */
@@ -17,6 +18,18 @@ const FALSE = new Set(['0', 'false', 'no', 'off']);
 export interface IntOptions {
   readonly min: number;
   readonly max: number;
+}
+
+export interface IntListOptions extends IntOptions {
+  /** Most numbers in the list. */
+  readonly maxItems: number;
+}
+
+export interface DurationListOptions {
+  /** Most durations in the list (at least one is required). */
+  readonly maxItems: number;
+  /** Longest single duration, in milliseconds. */
+  readonly maxMs: number;
 }
 
 export interface UrlOptions {
@@ -84,6 +97,40 @@ export class EnvReader {
     return value;
   }
 
+  /**
+   * Whole numbers from `min` to `max` separated by commas (`100,20,0`), in the order written, or
+   * the word `none` for an empty list (an empty value counts as unset, as for every variable).
+   */
+  intList(name: string, fallback: readonly number[], options: IntListOptions): readonly number[] {
+    const raw = this.text(name);
+    if (raw === undefined) return fallback;
+    if (raw.toLowerCase() === 'none') return [];
+    const parts = raw.split(',').map((part) => part.trim());
+    if (parts.length > options.maxItems || parts.some((part) => !/^\d+$/.test(part) || Number(part) < options.min || Number(part) > options.max)) {
+      throw new ConfigError(`${name} must be up to ${options.maxItems} whole numbers from ${options.min} to ${options.max} separated by commas, or none (got "${raw}")`);
+    }
+    return parts.map(Number);
+  }
+
+  /**
+   * Durations with a unit (`ms`, `s`, `m`, `h` or `d`) separated by commas, e.g. `5s,5m,30m,2h`,
+   * as milliseconds in the order written; at least one.
+   */
+  durationList(name: string, fallback: readonly number[], options: DurationListOptions): readonly number[] {
+    const raw = this.text(name);
+    if (raw === undefined) return fallback;
+    const values = raw.split(',').map((part) => {
+      const match = /^\s*(\d+)(ms|s|m|h|d)\s*$/.exec(part);
+      return match ? Number(match[1]) * DURATION_UNITS_MS[match[2] as DurationUnit] : Number.NaN;
+    });
+    if (values.length > options.maxItems || values.some((v) => !Number.isSafeInteger(v) || v > options.maxMs)) {
+      throw new ConfigError(
+        `${name} must be 1 to ${options.maxItems} durations of at most ${formatDuration(options.maxMs)} separated by commas, each a whole number with a unit ms, s, m, h or d, such as 5s,5m,2h (got "${raw}")`,
+      );
+    }
+    return values;
+  }
+
   /** One of a fixed set of words, exactly as written. */
   oneOf<T extends string>(name: string, values: readonly T[], fallback: T): T {
     const raw = this.text(name);
@@ -122,6 +169,16 @@ export class EnvReader {
     if (value !== undefined && !/^[\x21-\x7e]+$/.test(value)) throw new ConfigError(`${name} may hold only visible ASCII characters (no spaces or line breaks)`);
     return value;
   }
+}
+
+type DurationUnit = 'ms' | 's' | 'm' | 'h' | 'd';
+const DURATION_UNITS_MS: Record<DurationUnit, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `maxMs` in the largest unit that divides it (604800000 -> "7d"), for messages. */
+function formatDuration(ms: number): string {
+  const units = Object.entries(DURATION_UNITS_MS).reverse();
+  const [unit, size] = units.find(([, size]) => ms % size === 0) ?? ['ms', 1];
+  return `${ms / size}${unit}`;
 }
 
 function checkUrl(name: string, raw: string, options: UrlOptions): string {

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import { rearmCreditAlerts } from '../alerts/credit-alerts.js';
 import type { Db, LedgerTable, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
@@ -149,7 +150,7 @@ export class CreditLedgerRepository {
     return applied.map((r) => r.balanceAfter);
   }
 
-  /** Adds credits; a top-up is a ledger row too. Returns the new balance. */
+  /** Adds credits; a top-up is a ledger row too, and re-arms the low-credit alerts it passes. Returns the new balance. */
   async topUp(tx: Tx, accountId: number, amount: number, createdAt: string, note: string | null): Promise<number> {
     const updated = await tx.db
       .updateTable('accounts')
@@ -171,6 +172,7 @@ export class CreditLedgerRepository {
         created_at: createdAt,
       })
       .execute();
+    await rearmCreditAlerts(tx, accountId, updated.credits);
     return updated.credits;
   }
 

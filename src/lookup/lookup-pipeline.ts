@@ -94,6 +94,11 @@ export interface LookupPipelineDeps {
   readonly onLookupStart?: () => void;
   /** Per-account rate limits, checked right after authentication; none when absent. */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * Told after each committed debit, synchronously and never awaited (low-credit alerts compare
+   * the balance in memory: CreditAlerts.onDebit).
+   */
+  readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
 }
 
 /**
@@ -181,6 +186,7 @@ export class LookupPipeline {
     const balance = await this.debit(account, query, charge, request);
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
+    this.deps.onDebited?.(account.id, charge, balance);
     return { operation: call.operation, result, charged: charge, balance };
   }
 

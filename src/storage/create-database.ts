@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { DatabaseSchema, Db, Tx } from './database.js';
 import type { Engine } from './engine.js';
@@ -76,8 +76,20 @@ export interface Storage {
    * (IMPORT_PRAGMAS); PostgreSQL sizes its buffers and checkpoints on the server, nothing to do.
    */
   tuneForBulkWrites(): Promise<() => Promise<void>>;
+  /**
+   * The clause that ends the SELECT of a claim (an UPDATE that takes due rows of a work queue,
+   * such as the webhook outbox, for one claimer), so that claimers running at once do not wait for
+   * or take each other's rows. PostgreSQL: `for update skip locked` (the SELECT locks the rows it
+   * picks and passes over rows another claimer has locked, instead of queueing behind its
+   * transaction). SQLite: nothing; it has one writer at a time, so a second claim runs after the
+   * first one's commit and sees its claim.
+   */
+  readonly skipLocked: RawBuilder<unknown>;
   close(): Promise<void>;
 }
+
+const SKIP_LOCKED_POSTGRES = sql`for update skip locked`;
+const SKIP_LOCKED_SQLITE = sql``;
 
 /**
  * SQLite settings while a bulk import runs (the previous values are restored after it):
@@ -168,6 +180,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
     changeSignal: 'clock',
     tuneForBulkWrites: () => Promise.resolve(() => Promise.resolve()),
+    skipLocked: SKIP_LOCKED_POSTGRES,
     close: () => db.destroy(),
   };
 }
@@ -193,6 +206,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     changeCounter: () => dataVersion.get() as number,
     changeSignal: 'every-commit',
     tuneForBulkWrites: () => tuneSqliteForBulkWrites(db),
+    skipLocked: SKIP_LOCKED_SQLITE,
     close: () => db.destroy(),
   };
 }

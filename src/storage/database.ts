@@ -66,6 +66,71 @@ export interface UpstreamCacheTable {
   expires_at: string;
 }
 
+/** Where webhook events go (migration 0005); `account_id` NULL: an operator endpoint for every account. */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  account_id: number | null;
+  url: string;
+  description: string;
+  enabled: number;
+  /** JSON array of event types. */
+  events: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+  created_by: 'account' | 'operator';
+  created_at: string;
+  updated_at: string;
+}
+
+/** The webhook outbox: one row per event and endpoint. */
+export interface WebhookMessagesTable {
+  id: string;
+  endpoint_id: number;
+  account_id: number | null;
+  event_type: string;
+  /** The exact body sent (and signed). */
+  payload: string;
+  status: 'pending' | 'delivered' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease_until: string | null;
+  lease_owner: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One delivery attempt. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  message_id: string;
+  endpoint_id: number;
+  attempt: number;
+  started_at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+  succeeded: number;
+}
+
+export interface CreditAlertSettingsTable {
+  account_id: number;
+  /** JSON array of whole numbers, highest first. */
+  thresholds: string;
+  updated_at: string;
+}
+
+export interface CreditAlertFiredTable {
+  account_id: number;
+  threshold: number;
+  fired_at: string;
+}
+
+export interface CreditAlertCursorTable {
+  name: string;
+  ledger_id: number;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -73,6 +138,12 @@ export interface DatabaseSchema {
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;
   upstream_cache: UpstreamCacheTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_messages: WebhookMessagesTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  credit_alert_settings: CreditAlertSettingsTable;
+  credit_alert_fired: CreditAlertFiredTable;
+  credit_alert_cursor: CreditAlertCursorTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

@@ -10,6 +10,7 @@ const BOOLEANS: ReadonlyArray<readonly [string, (config: Config) => boolean]> = 
   ['RDW_ENABLED', (c) => c.providers.rdw !== undefined],
   ['NHTSA_ONLINE', (c) => c.providers.nhtsa !== undefined],
   ['VIN_DECODER', (c) => c.vin.enabled],
+  ['WEBHOOK_ALLOW_PRIVATE_URLS', (c) => c.alerts.allowPrivateUrls],
 ];
 
 describe('configuration', () => {
@@ -37,6 +38,10 @@ describe('configuration', () => {
       [{ AUTH_REALM: 'a"b' }, 'AUTH_REALM must not contain quotes, backslashes or line breaks'],
       [{ DVLA_API_KEY: 'k', DVLA_TIMEOUT_MS: '10' }, 'DVLA_TIMEOUT_MS must be a whole number from 50 to 120000 (got "10")'],
       [{ VIN_DECODER: 'sometimes' }, 'VIN_DECODER must be on or off (got "sometimes")'],
+      [{ CREDIT_ALERT_THRESHOLDS: '10,-1' }, 'CREDIT_ALERT_THRESHOLDS must be up to 10 whole numbers from 0 to 1000000000 separated by commas, or none (got "10,-1")'],
+      [{ WEBHOOK_RETRY_SCHEDULE: '5 minutes' }, 'WEBHOOK_RETRY_SCHEDULE must be 1 to 20 durations of at most 7d separated by commas, each a whole number with a unit ms, s, m, h or d, such as 5s,5m,2h (got "5 minutes")'],
+      [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS must be a whole number from 100 to 120000 (got "50")'],
+      [{ CREDIT_ALERT_SWEEP_MS: '5' }, 'CREDIT_ALERT_SWEEP_MS must be a whole number from 10 to 3600000 (got "5")'],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
@@ -69,6 +74,36 @@ describe('configuration', () => {
     const all = new EnvReader({});
     readConfig(all);
     expect(all.names.size).toBeGreaterThan(env.names.size);
+  });
+
+  it('reads a list of whole numbers: in the order written, spaces allowed, none for an empty list, each in range', () => {
+    const list = (value: string | undefined): readonly number[] =>
+      new EnvReader(value === undefined ? {} : { LIST: value }).intList('LIST', [7], { min: 1, max: 100, maxItems: 3 });
+    expect(list(undefined)).toEqual([7]);
+    expect(list(' ')).toEqual([7]);
+    expect(list('5, 50 ,1')).toEqual([5, 50, 1]);
+    expect(list('None')).toEqual([]);
+    for (const bad of ['1,2,3,4', '0', '101', '1,,2', '1,', '1.5', '+1', '1e2', 'a']) {
+      expect(() => list(bad), bad).toThrow(`LIST must be up to 3 whole numbers from 1 to 100 separated by commas, or none (got "${bad}")`);
+    }
+  });
+
+  it('reads a list of durations with units as milliseconds, each no longer than the maximum', () => {
+    const list = (value: string | undefined): readonly number[] =>
+      new EnvReader(value === undefined ? {} : { WAITS: value }).durationList('WAITS', [1000], { maxItems: 3, maxMs: 2 * 86_400_000 });
+    expect(list(undefined)).toEqual([1000]);
+    expect(list('250ms, 2s,3m')).toEqual([250, 2000, 180_000]);
+    expect(list('1h,2d')).toEqual([3_600_000, 172_800_000]);
+    for (const bad of ['3d', '49h', '1s,1s,1s,1s', '5', '5 s', '1.5s', '-1s', '1s,', 'none', '1w']) {
+      expect(() => list(bad), bad).toThrow(`WAITS must be 1 to 3 durations of at most 2d separated by commas, each a whole number with a unit ms, s, m, h or d, such as 5s,5m,2h (got "${bad}")`);
+    }
+  });
+
+  it('hands the server the alert and webhook settings, which the CLI does not read', () => {
+    const config = loadConfig({ CREDIT_ALERT_THRESHOLDS: '20,100', WEBHOOK_RETRY_SCHEDULE: '1s,1m', WEBHOOK_POLL_MS: '50', WEBHOOK_ALLOW_PRIVATE_URLS: 'yes' });
+    expect(config.alerts).toEqual({ alertThresholds: [100, 20], sweepMs: 10_000, retryScheduleMs: [1000, 60_000], timeoutMs: 10_000, pollMs: 50, allowPrivateUrls: true });
+    expect(Object.isFrozen(config.alerts)).toBe(true);
+    expect(() => loadCoreConfig({ CREDIT_ALERT_THRESHOLDS: 'x', WEBHOOK_RETRY_SCHEDULE: 'y' })).not.toThrow();
   });
 
   it('counts blank values as unset', () => {

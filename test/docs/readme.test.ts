@@ -43,7 +43,7 @@ function configVariables(): string[] {
   const reader = new EnvReader(EVERY_PROVIDER_ON);
   readConfig(reader);
   const literal = sourceFiles().flatMap((file) =>
-    [...read(file).matchAll(/\benv\.(?:text|bool|int|optionalInt|oneOf|matching|url|urlOr|headerSecret)\(\s*'([A-Z][A-Z0-9_]*)'|\(env, '([A-Z][A-Z0-9]*_[A-Z0-9_]*)'/g)].map((m) => m[1] ?? m[2] ?? ''),
+    [...read(file).matchAll(/\benv\.(?:text|bool|int|optionalInt|oneOf|matching|url|urlOr|headerSecret|intList|durationList)\(\s*'([A-Z][A-Z0-9_]*)'|\(env, '([A-Z][A-Z0-9]*_[A-Z0-9_]*)'/g)].map((m) => m[1] ?? m[2] ?? ''),
   );
   return [...new Set([...reader.names, ...literal])];
 }

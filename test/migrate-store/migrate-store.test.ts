@@ -17,7 +17,20 @@ import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js'
  * from the schema; this list exists so that a migration adding a table fails the test below until
  * the fixture gives the new table rows and its copy is proven.
  */
-const FIXTURE_TABLES = ['accounts', 'ledger', 'ncap_ratings', 'records', 'test_plates', 'upstream_cache'];
+const FIXTURE_TABLES = [
+  'accounts',
+  'credit_alert_cursor',
+  'credit_alert_fired',
+  'credit_alert_settings',
+  'ledger',
+  'ncap_ratings',
+  'records',
+  'test_plates',
+  'upstream_cache',
+  'webhook_deliveries',
+  'webhook_endpoints',
+  'webhook_messages',
+];
 
 const FRANCE = { operation: 'CheckFrance', key: { RegistrationNumber: 'EG258MA' }, vehicle: { Description: 'Peugeot 208 Allure', CarMake: { CurrentTextValue: 'PEUGEOT' }, CarModel: { CurrentTextValue: '208' } } };
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'H84JAE', State: 'NJ' }, vehicle: { Description: 'Honda Accord', CarMake: { CurrentTextValue: 'Honda' }, CarModel: { CurrentTextValue: 'Accord' } } };
@@ -93,6 +106,16 @@ async function populate(dir: string): Promise<Record<string, string>> {
     // A free test plate and a failed lookup: neither writes a ledger row.
     expect((await inject(built, 'CheckUSA/TEST1/CA', 'bob', keys.bob ?? '')).headers['x-credits-charged']).toBe('0');
     expect((await inject(built, 'CheckFrance/ZZ999ZZ', 'bob', keys.bob ?? '')).statusCode).toBe(500);
+
+    // Low-credit alerts and webhooks (migration 0005): a disabled endpoint, so nothing leaves the
+    // machine; its test message is settled as failed, which writes a delivery-log row.
+    const alice = (await s.accounts.show('alice')).id;
+    const { endpoint } = await s.alerting.webhooks.create({ actor: 'account', accountId: alice }, { url: 'https://hooks.example.com/in', enabled: false });
+    await s.alerting.webhooks.sendTest({ actor: 'account', accountId: alice }, endpoint.id);
+    await s.alerting.dispatcher.drain();
+    await s.alerting.alerts.setThresholds(alice, [8, 0]);
+    expect(await s.alerting.alerts.fire(alice, 8, 6)).toBe(true);
+    await s.alerting.alerts.sweep();
     return keys;
   } finally {
     await built.app.close();
@@ -251,7 +274,7 @@ describe('migrate-store to PostgreSQL', () => {
       sourceChangedDuringCopy: false,
     });
     expect(summary.tables).toMatchObject({ accounts: 4, records: 3, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
-    expect(summary.nextIds).toEqual({ 'accounts.id': 5, 'ledger.id': (summary.tables.ledger ?? 0) + 1 });
+    expect(summary.nextIds).toEqual({ 'accounts.id': 5, 'ledger.id': (summary.tables.ledger ?? 0) + 1, 'webhook_deliveries.id': 2, 'webhook_endpoints.id': 2 });
     expect(summary.target).toBe(new URL(target.url).toString());
     expect(summary.seconds).toBeGreaterThanOrEqual(0);
     expect(run.err).toBe('');
@@ -263,7 +286,7 @@ describe('migrate-store to PostgreSQL', () => {
     expect(run.out).toMatch(/^Copied sqlite:.* to postgres:\/\/.* and verified the copy:/);
     for (const table of FIXTURE_TABLES) expect(run.out).toMatch(new RegExp(`^  ${table} +\\d+ rows?$`, 'm'));
     expect(run.out).toContain('4 accounts holding 33 credits in all; on both sides each balance equals the sum of its account\'s ledger rows (');
-    expect(run.out).toMatch(/Next ids: accounts\.id 5, ledger\.id \d+\./);
+    expect(run.out).toMatch(/Next ids: accounts\.id 5, ledger\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
   });
 
   it('refuses a target that already holds data and leaves it as it was', async () => {

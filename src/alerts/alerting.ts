@@ -1,0 +1,59 @@
+import type { Clock } from '../shared/clock.js';
+import type { Storage } from '../storage/create-database.js';
+import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
+import { WebhookRepository } from '../webhooks/webhook.repository.js';
+import { WebhookService } from '../webhooks/webhook.service.js';
+import type { AlertConfig } from './alert-config.js';
+import { CreditAlerts, CreditAlertSweeper } from './credit-alerts.js';
+
+export interface WarnLog {
+  warn(message: string, error?: unknown): void;
+}
+
+/**
+ * Low-credit alerts and their webhooks, wired once by the server's createServices (the CLI's
+ * core services have none; a top-up there still re-arms thresholds, in CreditLedgerRepository.topUp).
+ * The services (alerts, webhooks) serve the API routes and the lookup path's `onDebited`; the two
+ * loops (sender, sweep) run only once `start` is called, by buildApp, and `close` stops them.
+ */
+export interface Alerting {
+  readonly alerts: CreditAlerts;
+  readonly webhooks: WebhookService;
+  readonly repository: WebhookRepository;
+  readonly dispatcher: WebhookDispatcher;
+  start(): void;
+  close(): Promise<void>;
+}
+
+export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'skipLocked'>, clock: Clock, config: AlertConfig, log?: WarnLog): Alerting {
+  const repository = new WebhookRepository(storage);
+  const dispatcher = new WebhookDispatcher(repository, storage, clock, {
+    retryScheduleMs: config.retryScheduleMs,
+    timeoutMs: config.timeoutMs,
+    pollMs: config.pollMs,
+    allowPrivateUrls: config.allowPrivateUrls,
+    ...(log ? { log } : {}),
+  });
+  const webhooks = new WebhookService(storage, repository, clock, {
+    allowPrivateUrls: config.allowPrivateUrls,
+    onEnqueued: () => {
+      dispatcher.wake();
+    },
+  });
+  const alerts = new CreditAlerts(storage, webhooks, clock, { defaults: config.alertThresholds, ...(log ? { log } : {}) });
+  const sweeper = new CreditAlertSweeper(alerts, config.sweepMs, log);
+  return {
+    alerts,
+    webhooks,
+    repository,
+    dispatcher,
+    start: () => {
+      dispatcher.start();
+      sweeper.start();
+    },
+    close: async () => {
+      await sweeper.close();
+      await dispatcher.close();
+    },
+  };
+}

@@ -1,0 +1,226 @@
+import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../webhooks/webhook.service.js';
+import type { Alerting } from './alerting.js';
+import { CreditAlertError, MAX_THRESHOLD, MAX_THRESHOLDS } from './credit-alerts.js';
+
+/**
+ * The alert and webhook routes of the self-service and admin APIs (issue 16), as Fastify plugins
+ * that know nothing of logins: each takes a function that says who the request is for (and
+ * throws to refuse it), so the API's own guards plug in where the plugin is registered.
+ *
+ *   GET|PUT  {base}/alerts                           thresholds (own or server default), fired ones
+ *   GET|POST {base}/webhooks                         list, register (the secret is shown once)
+ *   GET|PATCH|DELETE {base}/webhooks/:id
+ *   POST     {base}/webhooks/:id/rotate-secret       new secret; the old one signs too for graceSeconds
+ *   POST     {base}/webhooks/:id/test                a `test` event through the outbox
+ *   GET      {base}/webhooks/:id/deliveries          the delivery log, newest first
+ *   GET      {base}/webhooks/:id/messages            the outbox rows, newest first
+ *
+ * Errors are JSON `{"error": {"code", "message", "field"?}}`; unknown body fields are refused.
+ */
+
+/** Refuses any property the schema does not name (Fastify's Ajv would otherwise drop it silently). */
+const NO_OTHER_FIELDS = { not: {} };
+
+const endpointFields = {
+  url: { type: 'string', minLength: 1, maxLength: 2048 },
+  description: { type: 'string', maxLength: 500 },
+  enabled: { type: 'boolean' },
+  events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true },
+} as const;
+
+const idParams = {
+  type: 'object',
+  properties: { id: { type: 'integer', minimum: 1, maximum: 2_147_483_647 } },
+  required: ['id'],
+} as const;
+
+const limitQuery = {
+  type: 'object',
+  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
+  additionalProperties: NO_OTHER_FIELDS,
+} as const;
+
+interface IdParams {
+  id: number;
+}
+interface EndpointBody {
+  url?: string;
+  description?: string;
+  enabled?: boolean;
+  events?: string[];
+}
+
+/** Says whose alerts and endpoints a request may see; throws (an error with a statusCode) to refuse. */
+export type ScopeResolver = (request: FastifyRequest) => Promise<WebhookScope>;
+
+export interface AlertRoutesOptions {
+  readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+}
+
+/** For `/account/api`: the account the request is authenticated as. */
+export interface AccountAlertRoutesOptions extends AlertRoutesOptions {
+  readonly resolveAccountId: (request: FastifyRequest) => Promise<number>;
+}
+
+/** For `/admin/api`: an operator, checked by `authorise` (which throws to refuse). */
+export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
+  readonly authorise: (request: FastifyRequest, access: 'read' | 'write') => Promise<void>;
+}
+
+/** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
+export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> = (app, options) => {
+  useJsonErrors(app);
+  routes(app, '', options, async (request) => ({ actor: 'account', accountId: await options.resolveAccountId(request) }), true);
+  return Promise.resolve();
+};
+
+/**
+ * `{base}/accounts/:accountId/...` acts on one account's thresholds and endpoints;
+ * `{base}/webhooks...` on the operator's own endpoints, told about every account.
+ */
+export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
+  useJsonErrors(app);
+  const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
+  routes(
+    app,
+    '/accounts/:accountId',
+    options,
+    async (request) => {
+      await options.authorise(request, access(request));
+      return { actor: 'operator', accountId: (request.params as { accountId: number }).accountId };
+    },
+    true,
+  );
+  routes(
+    app,
+    '',
+    options,
+    async (request) => {
+      await options.authorise(request, access(request));
+      return { actor: 'operator', accountId: null };
+    },
+    false,
+  );
+  return Promise.resolve();
+};
+
+function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions, scopeOf: ScopeResolver, withThresholds: boolean): void {
+  const { alerts, webhooks } = options.alerting;
+  const params = (extra: Record<string, unknown>): Record<string, unknown> => {
+    const properties: Record<string, unknown> = { ...extra };
+    const required = Object.keys(extra);
+    if (base.includes(':accountId')) {
+      properties.accountId = { type: 'integer', minimum: 1, maximum: 2_147_483_647 };
+      required.push('accountId');
+    }
+    return { type: 'object', properties, required };
+  };
+  const accountOf = async (request: FastifyRequest): Promise<number> => {
+    const scope = await scopeOf(request);
+    if (scope.accountId === null) throw new CreditAlertError('NOT_FOUND', 'alerts belong to an account');
+    return scope.accountId;
+  };
+
+  if (withThresholds) {
+    app.get(`${base}/alerts`, { schema: { params: params({}) } }, async (request) => alerts.thresholds(await accountOf(request)));
+    app.put<{ Body: { thresholds: number[] | null } }>(
+      `${base}/alerts`,
+      {
+        schema: {
+          params: params({}),
+          body: {
+            type: 'object',
+            properties: {
+              thresholds: {
+                type: ['array', 'null'],
+                items: { type: 'integer', minimum: 0, maximum: MAX_THRESHOLD },
+                maxItems: MAX_THRESHOLDS,
+              },
+            },
+            required: ['thresholds'],
+            additionalProperties: NO_OTHER_FIELDS,
+          },
+        },
+      },
+      async (request) => alerts.setThresholds(await accountOf(request), request.body.thresholds),
+    );
+  }
+
+  app.get(`${base}/webhooks`, { schema: { params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
+  app.post<{ Body: EndpointBody & { url: string } }>(
+    `${base}/webhooks`,
+    { schema: { params: params({}), body: { type: 'object', properties: endpointFields, required: ['url'], additionalProperties: NO_OTHER_FIELDS } } },
+    async (request, reply) => {
+      const created = await webhooks.create(await scopeOf(request), request.body);
+      return reply.code(201).send(created);
+    },
+  );
+  app.get<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { params: params(idParams.properties) } }, async (request) =>
+    webhooks.show(await scopeOf(request), request.params.id),
+  );
+  app.patch<{ Params: IdParams; Body: EndpointBody }>(
+    `${base}/webhooks/:id`,
+    { schema: { params: params(idParams.properties), body: { type: 'object', properties: endpointFields, minProperties: 1, additionalProperties: NO_OTHER_FIELDS } } },
+    async (request) => webhooks.update(await scopeOf(request), request.params.id, request.body),
+  );
+  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { params: params(idParams.properties) } }, async (request, reply) => {
+    await webhooks.remove(await scopeOf(request), request.params.id);
+    return reply.code(204).send();
+  });
+  app.post<{ Params: IdParams; Body: { graceSeconds?: number } | undefined }>(
+    `${base}/webhooks/:id/rotate-secret`,
+    {
+      schema: {
+        params: params(idParams.properties),
+        body: {
+          type: 'object',
+          properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: MAX_ROTATION_GRACE_SECONDS } },
+          additionalProperties: NO_OTHER_FIELDS,
+        },
+      },
+    },
+    async (request) => webhooks.rotateSecret(await scopeOf(request), request.params.id, request.body?.graceSeconds ?? 24 * 3600),
+  );
+  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { params: params(idParams.properties) } }, async (request, reply) => {
+    const message = await webhooks.sendTest(await scopeOf(request), request.params.id);
+    return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
+  });
+  app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
+    `${base}/webhooks/:id/deliveries`,
+    { schema: { params: params(idParams.properties), querystring: limitQuery } },
+    async (request) => ({ deliveries: await webhooks.deliveries(await scopeOf(request), request.params.id, request.query.limit) }),
+  );
+  app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
+    `${base}/webhooks/:id/messages`,
+    { schema: { params: params(idParams.properties), querystring: limitQuery } },
+    async (request) => ({
+      messages: (await webhooks.messages(await scopeOf(request), request.params.id, request.query.limit)).map(({ payload, ...m }) => ({ ...m, payload: JSON.parse(payload) as unknown })),
+    }),
+  );
+}
+
+/** JSON errors for this plugin's routes: validation (400, naming the field), domain codes, refusals. */
+function useJsonErrors(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error.validation) {
+      const first = error.validation[0];
+      const unknown = first?.keyword === 'not';
+      const path = (first?.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
+      const missingProperty = first?.keyword === 'required' ? (first.params as { missingProperty?: unknown }).missingProperty : undefined;
+      const missing = typeof missingProperty === 'string' ? missingProperty : '';
+      const field = [error.validationContext === 'body' ? '' : error.validationContext, path, missing].filter((p) => p !== undefined && p !== '').join('.');
+      const message = unknown ? `unknown field ${field}` : `${field === '' ? error.validationContext ?? 'request' : field} ${first?.message ?? 'is invalid'}`;
+      return reply.code(400).send({ error: { code: 'INVALID', message, ...(field !== '' ? { field } : {}) } });
+    }
+    if (error instanceof WebhookError || error instanceof CreditAlertError) {
+      return reply.code(error.code === 'NOT_FOUND' ? 404 : 400).send({ error: { code: error.code, message: error.message } });
+    }
+    const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'request failed');
+      return reply.code(500).send({ error: { code: 'INTERNAL', message: `Internal error; quote request id ${request.id} to the operator` } });
+    }
+    return reply.code(status).send({ error: { code: error.code, message: error.message } });
+  });
+}

@@ -1,0 +1,244 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
+import type { Storage } from '../storage/create-database.js';
+import type { Tx } from '../storage/database.js';
+import { generateWebhookSecret } from './webhook-signature.js';
+import { webhookUrlProblem } from './webhook-url.js';
+import type { EndpointWithSecrets, NewMessage, WebhookDelivery, WebhookEndpoint, WebhookMessage, WebhookRepository } from './webhook.repository.js';
+
+/** Event types an endpoint can subscribe to (docs/webhooks.md "Events"). */
+export const EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Sent by a test-send, to that endpoint only, whatever it subscribes to. */
+export const TEST_EVENT = 'test';
+
+/** Largest grace period of a secret rotation: one week. */
+export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
+/** Most endpoints one account (or the operator) may register. */
+export const MAX_ENDPOINTS = 20;
+
+export type WebhookErrorCode = 'NOT_FOUND' | 'INVALID';
+
+/** A webhook request that cannot be carried out; adapters map the code to their wire format. */
+export class WebhookError extends Error {
+  override readonly name = 'WebhookError';
+  constructor(
+    readonly code: WebhookErrorCode,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Who is asking: an account (sees and changes only its own endpoints), or the operator acting on
+ * one account's endpoints or on its own (accountId null, told about every account).
+ */
+export type WebhookScope = { readonly actor: 'account'; readonly accountId: number } | { readonly actor: 'operator'; readonly accountId: number | null };
+
+export interface EndpointInput {
+  readonly url: string;
+  readonly description?: string | undefined;
+  readonly enabled?: boolean | undefined;
+  readonly events?: readonly string[] | undefined;
+}
+
+/** The Standard Webhooks payload shape: `{type, timestamp, data}`. */
+export interface WebhookPayload {
+  readonly type: string;
+  readonly timestamp: string;
+  readonly data: Record<string, unknown>;
+}
+
+export interface WebhookServiceOptions {
+  /** Allow endpoints on private and loopback addresses (WEBHOOK_ALLOW_PRIVATE_URLS). */
+  readonly allowPrivateUrls: boolean;
+  /** Told after messages were committed to the outbox, so this instance sends them at once. */
+  readonly onEnqueued?: () => void;
+  readonly random?: (size: number) => Buffer;
+}
+
+/** A message id as Standard Webhooks suggests: a prefix and a unique random part. */
+function messageId(random: (size: number) => Buffer): string {
+  return `msg_${random(16).toString('base64url')}`;
+}
+
+/** Registering endpoints, rotating their secrets, test-sends, and putting events in the outbox. */
+export class WebhookService {
+  private readonly random: (size: number) => Buffer;
+
+  constructor(
+    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly repository: WebhookRepository,
+    private readonly clock: Clock,
+    private readonly options: WebhookServiceOptions,
+  ) {
+    this.random = options.random ?? randomBytes;
+  }
+
+  /** Registers an endpoint; the secret in the answer is the only time it is shown. */
+  async create(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    this.checkUrl(input.url);
+    const events = this.checkEvents(input.events ?? EVENT_TYPES);
+    if (scope.accountId !== null && !(await this.storage.db.selectFrom('accounts').select('id').where('id', '=', scope.accountId).executeTakeFirst())) {
+      throw new WebhookError('NOT_FOUND', `no account ${scope.accountId}`);
+    }
+    const existing = await this.repository.endpoints(scope.accountId);
+    if (existing.length >= MAX_ENDPOINTS) throw new WebhookError('INVALID', `at most ${MAX_ENDPOINTS} webhook endpoints per account`);
+    const now = this.clock.now().toISOString();
+    const secret = generateWebhookSecret(this.random);
+    const endpoint = await this.storage.transaction((tx) =>
+      this.repository.insertEndpoint(tx, {
+        account_id: scope.accountId,
+        url: input.url,
+        description: input.description ?? '',
+        enabled: input.enabled === false ? 0 : 1,
+        events: JSON.stringify(events),
+        secret,
+        previous_secret: null,
+        previous_secret_until: null,
+        created_by: scope.actor,
+        created_at: now,
+        updated_at: now,
+      }),
+    );
+    return { endpoint: publicView(endpoint), secret };
+  }
+
+  async list(scope: WebhookScope): Promise<WebhookEndpoint[]> {
+    return (await this.repository.endpoints(scope.accountId)).map(publicView);
+  }
+
+  async show(scope: WebhookScope, id: number): Promise<WebhookEndpoint> {
+    return publicView(await this.owned(scope, id));
+  }
+
+  async update(scope: WebhookScope, id: number, changes: Partial<EndpointInput>): Promise<WebhookEndpoint> {
+    await this.owned(scope, id);
+    if (changes.url !== undefined) this.checkUrl(changes.url);
+    const events = changes.events === undefined ? undefined : this.checkEvents(changes.events);
+    const updated = await this.repository.updateEndpoint(
+      id,
+      {
+        ...(changes.url !== undefined ? { url: changes.url } : {}),
+        ...(changes.description !== undefined ? { description: changes.description } : {}),
+        ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
+        ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
+      },
+      this.clock.now().toISOString(),
+    );
+    if (!updated) throw notFound(id);
+    return publicView(updated);
+  }
+
+  async remove(scope: WebhookScope, id: number): Promise<void> {
+    await this.owned(scope, id);
+    if (!(await this.storage.transaction((tx) => this.repository.deleteEndpoint(tx, id)))) throw notFound(id);
+  }
+
+  /**
+   * Gives the endpoint a new secret. For `graceSeconds` the previous one keeps signing too: each
+   * delivery carries both signatures, space-separated (Standard Webhooks "Signature scheme"), so
+   * the receiver can switch to the new secret whenever it likes within the grace period.
+   */
+  async rotateSecret(scope: WebhookScope, id: number, graceSeconds: number): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
+      throw new WebhookError('INVALID', `graceSeconds must be a whole number from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
+    }
+    const current = await this.owned(scope, id);
+    const now = this.clock.now();
+    const secret = generateWebhookSecret(this.random);
+    const updated = await this.repository.updateEndpoint(
+      id,
+      {
+        secret,
+        previous_secret: graceSeconds > 0 ? current.secret : null,
+        previous_secret_until: graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
+      },
+      now.toISOString(),
+    );
+    if (!updated) throw notFound(id);
+    return { endpoint: publicView(updated), secret };
+  }
+
+  /** Puts a `test` event for this endpoint in the outbox; it is delivered like any other. */
+  async sendTest(scope: WebhookScope, id: number): Promise<WebhookMessage> {
+    const endpoint = await this.owned(scope, id);
+    const now = this.clock.now().toISOString();
+    const message: NewMessage = {
+      id: messageId(this.random),
+      endpointId: endpoint.id,
+      accountId: endpoint.accountId,
+      eventType: TEST_EVENT,
+      payload: JSON.stringify({ type: TEST_EVENT, timestamp: now, data: { endpointId: endpoint.id } } satisfies WebhookPayload),
+    };
+    await this.storage.transaction((tx) => this.repository.insertMessages(tx, [message], now));
+    this.options.onEnqueued?.();
+    const stored = await this.repository.message(message.id);
+    if (!stored) throw new Error(`test message ${message.id} vanished`);
+    return stored;
+  }
+
+  /** The endpoint's delivery log, newest first. */
+  async deliveries(scope: WebhookScope, id: number, limit = 100): Promise<WebhookDelivery[]> {
+    await this.owned(scope, id);
+    return this.repository.deliveries(id, Math.min(Math.max(1, limit), 1000));
+  }
+
+  /** The endpoint's messages, newest first. */
+  async messages(scope: WebhookScope, id: number, limit = 100): Promise<WebhookMessage[]> {
+    await this.owned(scope, id);
+    return this.repository.messages(id, Math.min(Math.max(1, limit), 1000));
+  }
+
+  /**
+   * Puts one event about `accountId` in the outbox, once per subscribed endpoint, inside the
+   * caller's transaction (so the event exists exactly when what caused it was committed).
+   * Returns how many messages were written; call `enqueued()` after the commit.
+   */
+  async enqueue(tx: Tx, accountId: number, type: EventType, data: Record<string, unknown>): Promise<number> {
+    const endpoints = await this.repository.subscribers(tx, accountId, type);
+    const now = this.clock.now().toISOString();
+    const payload = JSON.stringify({ type, timestamp: now, data } satisfies WebhookPayload);
+    await this.repository.insertMessages(
+      tx,
+      endpoints.map((e) => ({ id: messageId(this.random), endpointId: e.id, accountId, eventType: type, payload })),
+      now,
+    );
+    return endpoints.length;
+  }
+
+  /** Tells the sender that committed messages are waiting. */
+  enqueued(): void {
+    this.options.onEnqueued?.();
+  }
+
+  private async owned(scope: WebhookScope, id: number): Promise<EndpointWithSecrets> {
+    const endpoint = await this.repository.endpoint(id);
+    // Another account's endpoint answers exactly like a missing one: ids reveal nothing.
+    if (!endpoint || endpoint.accountId !== scope.accountId) throw notFound(id);
+    return endpoint;
+  }
+
+  private checkUrl(url: string): void {
+    const problem = webhookUrlProblem(url, this.options.allowPrivateUrls);
+    if (problem !== undefined) throw new WebhookError('INVALID', problem);
+  }
+
+  private checkEvents(events: readonly string[]): string[] {
+    const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e));
+    if (unknown.length > 0) throw new WebhookError('INVALID', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
+    if (events.length === 0) throw new WebhookError('INVALID', 'events must name at least one event type');
+    return [...new Set(events)];
+  }
+}
+
+function notFound(id: number): WebhookError {
+  return new WebhookError('NOT_FOUND', `no webhook endpoint ${id}`);
+}
+
+/** An endpoint without its secrets. */
+function publicView(endpoint: EndpointWithSecrets): WebhookEndpoint {
+  const { secret: _secret, previousSecret: _previous, ...rest } = endpoint;
+  return rest;
+}
