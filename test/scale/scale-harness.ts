@@ -195,6 +195,10 @@ export type Interface = (typeof INTERFACES)[number];
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 
 export interface Outcome {
+  /**
+   * The server's request id (its x-request-id, the ledger's) when it answered; the X-Request-Id we
+   * sent otherwise, which the server only logs (issue 17 item 3), so it matches no ledger row.
+   */
   readonly requestId: string;
   readonly interface: Interface;
   /** Index of the server the request was sent to. */
@@ -244,7 +248,7 @@ export async function lookup(base: string, target: number, iface: Interface, req
   const { url, init } = request(base, iface, requestId, username, apiKey);
   try {
     const res = await fetch(url, init);
-    return { requestId, interface: iface, target, status: res.status, body: await res.text() };
+    return { requestId: res.headers.get('x-request-id') ?? requestId, interface: iface, target, status: res.status, body: await res.text() };
   } catch (error) {
     return { requestId, interface: iface, target, status: errorCode(error) === 'ECONNREFUSED' ? 'refused' : 'cut', body: String(error) };
   }
