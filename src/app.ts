@@ -151,6 +151,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
     rateLimitDefaults: config.rateLimitDefaults,
+    idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   app.addHook('onClose', async () => services.close());

@@ -6,10 +6,12 @@ import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
+import { IdempotencyRepository } from './credits/idempotency.repository.js';
 import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
+import { IdempotentReplays } from './lookup/idempotent-replay.js';
 import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
@@ -46,6 +48,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** How long an Idempotency-Key is remembered (IDEMPOTENCY_RETENTION_HOURS); default 24 hours. */
+  readonly idempotencyRetentionMs?: number;
 }
 
 /**
@@ -123,6 +127,8 @@ const NO_UPSTREAM_PROVIDERS: ProviderConfig = { disabled: [] };
 /** Without a VIN configuration: offline decoding off, so no database file is ever opened. */
 const VIN_OFF: VinConfig = { enabled: false, databasePath: '', explicitPath: false };
 
+const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+
 /** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
 export function createServices(storage: Storage, options: ServiceOptions): Services {
   const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
@@ -140,9 +146,11 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       vinOffline: vin.provider,
     }),
   ];
+  const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,
-    debits: new DebitBatcher(new DebitWriter(storage, ledger)),
+    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency)),
+    replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),
     recordCache,

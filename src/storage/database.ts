@@ -66,6 +66,22 @@ export interface UpstreamCacheTable {
   expires_at: string;
 }
 
+/** Charged lookups that carried an Idempotency-Key (migration 0006), IdempotencyRepository's. */
+export interface IdempotencyKeysTable {
+  account_id: number;
+  /** The client's Idempotency-Key, unique per account. */
+  idempotency_key: string;
+  /** The operation and the query as the ledger writes them: a reuse must match both. */
+  operation: string;
+  query: string;
+  /** The LookupResult answered and paid for, as JSON text (re-encoded for any binding). */
+  result: string;
+  charged: number;
+  /** Our request id of the paid lookup, as in its ledger row. */
+  request_id: string;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -73,6 +89,7 @@ export interface DatabaseSchema {
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;
   upstream_cache: UpstreamCacheTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

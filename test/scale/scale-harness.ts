@@ -124,9 +124,12 @@ export interface ServerProcess {
 const started: ServerProcess[] = [];
 
 
-/** Spawns `node --import tsx src/main.ts`; resolves once the process is running. */
-export function spawnServer(env: Readonly<Record<string, string>>, port: number): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/**
+ * Spawns `node --import tsx src/main.ts`; resolves once the process is running. `preload`: more
+ * modules to `--import` first (a test's fault injection, e.g. fault-kill-after-debit-commit.ts).
+ */
+export function spawnServer(env: Readonly<Record<string, string>>, port: number, preload: readonly string[] = []): ServerProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((file) => ['--import', file]), 'src/main.ts'], {
     cwd: ROOT,
     // VIN_DECODER=off: no 86 MB vPIC database unpacked into every test store.
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', VIN_DECODER: 'off', ...env },
