@@ -17,7 +17,7 @@ import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js'
  * from the schema; this list exists so that a migration adding a table fails the test below until
  * the fixture gives the new table rows and its copy is proven.
  */
-const FIXTURE_TABLES = ['accounts', 'ledger', 'ncap_ratings', 'records', 'test_plates', 'upstream_cache'];
+const FIXTURE_TABLES = ['accounts', 'idempotency_keys', 'ledger', 'ncap_ratings', 'records', 'test_plates', 'upstream_cache'];
 
 const FRANCE = { operation: 'CheckFrance', key: { RegistrationNumber: 'EG258MA' }, vehicle: { Description: 'Peugeot 208 Allure', CarMake: { CurrentTextValue: 'PEUGEOT' }, CarModel: { CurrentTextValue: '208' } } };
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'H84JAE', State: 'NJ' }, vehicle: { Description: 'Honda Accord', CarMake: { CurrentTextValue: 'Honda' }, CarModel: { CurrentTextValue: 'Accord' } } };
@@ -47,14 +47,15 @@ interface SourceStore {
   readonly keys: Readonly<Record<string, string>>;
 }
 
-async function inject(built: BuiltApp, path: string, username: string, apiKey: string) {
-  return built.app.inject({ method: 'GET', url: `/api/json.aspx/${path}`, headers: { authorization: basic(username, apiKey) } });
+async function inject(built: BuiltApp, path: string, username: string, apiKey: string, idempotencyKey?: string) {
+  const headers = { authorization: basic(username, apiKey), ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) };
+  return built.app.inject({ method: 'GET', url: `/api/json.aspx/${path}`, headers });
 }
 
 /**
  * Accounts with top-ups, charged and free lookups through the JSON interface (debits through the
- * pipeline), imports of vehicles and Euro NCAP ratings, a test plate, flags, rate limits and an
- * upstream cache entry: every table holds rows.
+ * pipeline), imports of vehicles and Euro NCAP ratings, a test plate, flags, rate limits, an
+ * upstream cache entry and an idempotency key: every table holds rows.
  */
 async function populate(dir: string): Promise<Record<string, string>> {
   const built = await buildApp(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' }));
@@ -85,11 +86,13 @@ async function populate(dir: string): Promise<Record<string, string>> {
       ['bob', 'CheckUSA/H84JAE/NJ'],
       ['alice', 'CheckFrance/EG258MA'],
     ];
-    for (const [user, path] of charged) {
-      const response = await inject(built, path, user, keys[user] ?? '');
+    for (const [i, [user, path]] of charged.entries()) {
+      // The last one carries an Idempotency-Key: its record is copied too.
+      const response = await inject(built, path, user, keys[user] ?? '', i === charged.length - 1 ? 'fixture-key-1' : undefined);
       expect(response.statusCode, response.body).toBe(200);
       expect(response.headers['x-credits-charged']).toBe('1');
     }
+    expect((await inject(built, 'CheckFrance/EG258MA', 'alice', keys.alice ?? '', 'fixture-key-1')).headers['x-credits-charged']).toBe('0');
     // A free test plate and a failed lookup: neither writes a ledger row.
     expect((await inject(built, 'CheckUSA/TEST1/CA', 'bob', keys.bob ?? '')).headers['x-credits-charged']).toBe('0');
     expect((await inject(built, 'CheckFrance/ZZ999ZZ', 'bob', keys.bob ?? '')).statusCode).toBe(500);
@@ -217,6 +220,8 @@ describe('migrate-store to PostgreSQL', () => {
       expect(ncap.statusCode, ncap.body).toBe(200);
       expect(JSON.parse(ncap.body)).toHaveLength(2);
       expect((await inject(built, 'CheckUSA/TEST1/CA', 'bob', source.keys.bob ?? '')).headers['x-credits-charged']).toBe('0');
+      // And the idempotency keys: a retry of the keyed lookup is still free on the new store.
+      expect((await inject(built, 'CheckFrance/EG258MA', 'alice', source.keys.alice ?? '', 'fixture-key-1')).headers['idempotent-replayed']).toBe('true');
       const disabled = await inject(built, 'CheckFrance/EG258MA', 'carol', source.keys.carol ?? '');
       expect(disabled.statusCode).toBe(500);
       expect(disabled.body).toContain('disabled');
