@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './ops/request-logger.js';
@@ -33,8 +33,25 @@ export interface BuildOptions {
   readonly storage?: Storage;
 }
 
-/** Request ids from clients are kept when they look sane, so callers can correlate logs. */
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+/** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
+const CLIENT_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * The fields of a request in its log lines: Fastify's own, plus the client's X-Request-Id as
+ * `clientRequestId`. That header is only a tracing id (proxies make one per attempt, clients reuse
+ * them: a ledger under test held 1,241 duplicates), so it is never our request id (issue 17 item 3).
+ */
+function requestLogFields(request: FastifyRequest): Record<string, unknown> {
+  const client = request.headers['x-request-id'];
+  return {
+    method: request.method,
+    url: request.url,
+    host: request.host,
+    remoteAddress: request.ip,
+    remotePort: request.socket.remotePort,
+    ...(typeof client === 'string' && CLIENT_REQUEST_ID.test(client) ? { clientRequestId: client } : {}),
+  };
+}
 
 /** Builds the whole service without listening (STYLE.md 9). */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
@@ -45,14 +62,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       level: config.logLevel,
       // API keys travel in the Authorization header; nothing else we log carries a secret.
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
+      serializers: { req: requestLogFields },
     },
     // request.log becomes a pino child only when a request logs a line (src/ops/request-logger.ts).
     childLoggerFactory: requestLoggerFactory,
     trustProxy: config.trustProxy,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    // Our request id: generated here, unique, written to the ledger and sent back in x-request-id.
+    // The client's X-Request-Id is logged beside it (requestLogFields) and used for nothing else;
+    // a retry that must not pay again sends an Idempotency-Key instead.
+    genReqId: () => randomUUID(),
     // Vehicle lookups are small; anything larger is not a request we serve.
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
@@ -140,6 +158,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         app.log.warn({ err: error }, message);
       },
     },
+    idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.

@@ -55,6 +55,8 @@ export interface Config extends CoreConfig {
   readonly bespokeNamespace: string;
   /** Largest SOAP or form request body, in bytes, after any gzip inflation. */
   readonly xmlBodyLimit: number;
+  /** How long a charged lookup's Idempotency-Key is remembered, in hours (issue 17 item 3). */
+  readonly idempotencyRetentionHours: number;
   /** The upstream data sources (DVLA_*, DVSA_*, RDW_*, NHTSA_*, VEGVESEN_*; docs/providers.md). */
   readonly providers: ProviderConfig;
   /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
@@ -165,6 +167,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
+    idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', 24, { min: 1, max: 24 * 90 }),
     http: readHttpLimits(env),
   };
 }

@@ -8,10 +8,12 @@ import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
+import { IdempotencyRepository } from './credits/idempotency.repository.js';
 import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
+import { IdempotentReplays } from './lookup/idempotent-replay.js';
 import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
@@ -52,6 +54,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly alerts?: AlertConfig;
   /** Where the alert loops report a failed round (the server's logger). */
   readonly alertLog?: WarnLog;
+  /** How long an Idempotency-Key is remembered (IDEMPOTENCY_RETENTION_HOURS); default 24 hours. */
+  readonly idempotencyRetentionMs?: number;
 }
 
 /**
@@ -131,6 +135,8 @@ const NO_UPSTREAM_PROVIDERS: ProviderConfig = { disabled: [] };
 /** Without a VIN configuration: offline decoding off, so no database file is ever opened. */
 const VIN_OFF: VinConfig = { enabled: false, databasePath: '', explicitPath: false };
 
+const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+
 /** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
 export function createServices(storage: Storage, options: ServiceOptions): Services {
   const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
@@ -149,9 +155,11 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     }),
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, options.alertLog);
+  const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,
-    debits: new DebitBatcher(new DebitWriter(storage, ledger)),
+    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency)),
+    replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),
     recordCache,

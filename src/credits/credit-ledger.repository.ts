@@ -21,6 +21,12 @@ export interface DebitDetails {
   readonly query: string;
   readonly requestId: string;
   readonly createdAt: string;
+  /**
+   * The client's Idempotency-Key and the result paid for (LookupResult as JSON): the debit writer
+   * records them in the debit's transaction (IdempotencyRepository), and does not debit when the
+   * account already holds a live record under the key. Absent: no record, no extra query.
+   */
+  readonly idempotency?: { readonly key: string; readonly result: string };
 }
 
 /** Parameters of one debit row (its kind is a constant). */

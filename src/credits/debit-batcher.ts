@@ -1,11 +1,11 @@
 import type { DebitDetails } from './credit-ledger.repository.js';
-import type { DebitWriter } from './debit-writer.js';
+import type { DebitResult, DebitWriter } from './debit-writer.js';
 
 interface PendingDebit {
   readonly accountId: number;
   readonly cost: number;
   readonly details: DebitDetails;
-  resolve(balance: number | undefined): void;
+  resolve(result: DebitResult): void;
   reject(error: unknown): void;
 }
 
@@ -26,8 +26,11 @@ export class DebitBatcher {
 
   constructor(private readonly writer: Pick<DebitWriter, 'write'>) {}
 
-  /** The new balance, or undefined when the account had too few credits (nothing written). */
-  debit(accountId: number, cost: number, details: DebitDetails): Promise<number | undefined> {
+  /**
+   * The new balance, undefined when the account had too few credits (nothing written), or
+   * KEY_TAKEN when the debit carried an Idempotency-Key the account already holds (nothing debited).
+   */
+  debit(accountId: number, cost: number, details: DebitDetails): Promise<DebitResult> {
     return new Promise((resolve, reject) => {
       this.queue.push({ accountId, cost, details, resolve, reject });
       this.schedule();

@@ -1,5 +1,7 @@
 import type { Storage } from '../storage/create-database.js';
+import type { Tx } from '../storage/database.js';
 import type { CreditLedgerRepository, DebitDetails } from './credit-ledger.repository.js';
+import type { IdempotencyRepository } from './idempotency.repository.js';
 
 export interface DebitRequest {
   readonly accountId: number;
@@ -8,42 +10,140 @@ export interface DebitRequest {
 }
 
 /**
+ * A debit that was not made because its account already holds a live record under its
+ * Idempotency-Key (written by an earlier lookup, or by an earlier debit of the same batch): the
+ * caller answers from that record instead.
+ */
+export const KEY_TAKEN = Symbol('idempotency key taken');
+
+/** A debit's outcome: the balance after it, undefined when the balance did not cover it, or KEY_TAKEN. */
+export type DebitResult = number | undefined | typeof KEY_TAKEN;
+
+/** Idempotency records and how long they count (IDEMPOTENCY_RETENTION_HOURS). */
+export interface IdempotencyOptions {
+  readonly repository: IdempotencyRepository;
+  readonly retentionMs: number;
+}
+
+/** Expired idempotency records are purged by a keyed batch at most this often per process. */
+const PURGE_INTERVAL_MS = 60_000;
+
+/**
  * Writes a batch of debits in one transaction: accounts in ascending id (the lock order, so
  * batches on several instances cannot deadlock), each account's debits together and in arrival
- * order (CreditLedgerRepository.debitMany).
+ * order (CreditLedgerRepository.debitMany). A debit with an Idempotency-Key first claims its key
+ * (in key order, before its account's row: the same lock order on every instance), in the same
+ * transaction, so the record commits with the debit and its ledger row. Debits without a key cost
+ * nothing more: no query is added for them.
  */
 export class DebitWriter {
+  private lastPurgeMs = Number.NEGATIVE_INFINITY;
+
   constructor(
     private readonly storage: Pick<Storage, 'transaction'>,
     private readonly ledger: CreditLedgerRepository,
+    private readonly idempotency?: IdempotencyOptions,
   ) {}
 
   /**
-   * Each debit's balance after it, or undefined where the balance did not cover it. All or
-   * nothing: if it throws, none happened.
+   * Each debit's outcome (DebitResult). All or nothing: if it throws, none happened and no
+   * idempotency record was written.
    */
-  write(batch: readonly DebitRequest[]): Promise<Array<number | undefined>> {
+  write(batch: readonly DebitRequest[]): Promise<DebitResult[]> {
     const byAccount = new Map<number, number[]>();
+    let keyed = false;
     batch.forEach((request, index) => {
+      if (request.details.idempotency) keyed = true;
       const indexes = byAccount.get(request.accountId);
       if (indexes) indexes.push(index);
       else byAccount.set(request.accountId, [index]);
     });
     const accounts = [...byAccount.keys()].sort((a, b) => a - b);
     return this.storage.transaction(async (tx) => {
-      const results = new Array<number | undefined>(batch.length);
+      const results = new Array<DebitResult>(batch.length);
+      if (keyed) await this.purgeExpired(tx, batch);
       for (const accountId of accounts) {
-        const indexes = byAccount.get(accountId) ?? [];
+        let indexes = byAccount.get(accountId) ?? [];
+        if (keyed) indexes = await this.claimKeys(tx, accountId, indexes, batch, results);
         const after = await this.ledger.debitMany(
           tx,
           accountId,
           indexes.map((i) => batch[i] as DebitRequest),
         );
-        indexes.forEach((batchIndex, i) => {
-          results[batchIndex] = after[i];
-        });
+        for (const [i, batchIndex] of indexes.entries()) {
+          const balance = after[i];
+          results[batchIndex] = balance;
+          const key = batch[batchIndex]?.details.idempotency?.key;
+          // An unpaid lookup keeps no record: a retry once the account is topped up is charged.
+          if (balance === undefined && key !== undefined) await this.requireIdempotency().repository.release(tx, accountId, key);
+        }
       }
       return results;
     });
   }
+
+  /**
+   * Claims the keys of one account's keyed debits, in key order; those whose key is taken are
+   * answered KEY_TAKEN and left out. Returns the indexes still to debit, in arrival order.
+   */
+  private async claimKeys(
+    tx: Tx,
+    accountId: number,
+    indexes: readonly number[],
+    batch: readonly DebitRequest[],
+    results: DebitResult[],
+  ): Promise<number[]> {
+    const claims = indexes.filter((i) => batch[i]?.details.idempotency !== undefined);
+    if (claims.length === 0) return [...indexes];
+    const { repository, retentionMs } = this.requireIdempotency();
+    const keyOf = (i: number): string => batch[i]?.details.idempotency?.key ?? '';
+    claims.sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : a - b));
+    const taken = new Set<number>();
+    for (const i of claims) {
+      const { details, cost } = batch[i] as DebitRequest;
+      const idempotency = details.idempotency as NonNullable<DebitDetails['idempotency']>;
+      const claimed = await repository.claim(
+        tx,
+        accountId,
+        {
+          key: idempotency.key,
+          operation: details.operation,
+          query: details.query,
+          result: idempotency.result,
+          charged: cost,
+          requestId: details.requestId,
+          createdAt: details.createdAt,
+        },
+        cutoffOf(details.createdAt, retentionMs),
+      );
+      if (!claimed) {
+        taken.add(i);
+        results[i] = KEY_TAKEN;
+      }
+    }
+    return indexes.filter((i) => !taken.has(i));
+  }
+
+  /**
+   * Purge on write: a batch that carries a key deletes the expired records, at most once a minute
+   * per process, in its own transaction (an indexed range delete of about a minute's expiries).
+   */
+  private async purgeExpired(tx: Tx, batch: readonly DebitRequest[]): Promise<void> {
+    const latest = batch.reduce((max, r) => (r.details.createdAt > max ? r.details.createdAt : max), '');
+    const nowMs = Date.parse(latest);
+    if (!(nowMs - this.lastPurgeMs >= PURGE_INTERVAL_MS)) return;
+    const { repository, retentionMs } = this.requireIdempotency();
+    await repository.purgeExpired(tx, cutoffOf(latest, retentionMs));
+    this.lastPurgeMs = nowMs;
+  }
+
+  private requireIdempotency(): IdempotencyOptions {
+    if (!this.idempotency) throw new Error('a debit carries an Idempotency-Key but the debit writer has no idempotency repository');
+    return this.idempotency;
+  }
+}
+
+/** The creation time (ISO text) at or before which a record has expired for a debit made at `createdAt`. */
+export function cutoffOf(createdAt: string, retentionMs: number): string {
+  return new Date(Date.parse(createdAt) - retentionMs).toISOString();
 }

@@ -13,6 +13,8 @@ export type LookupErrorCode =
   | 'UPSTREAM_UNAVAILABLE'
   /** The account's per-second or per-day rate limit is reached (issue 5); `retryAfterSeconds` says until when. */
   | 'RATE_LIMITED'
+  /** The Idempotency-Key was used by the account for another query (issue 17 item 3); nothing was charged. */
+  | 'IDEMPOTENCY_CONFLICT'
   | 'INTERNAL';
 
 export class LookupError extends Error {

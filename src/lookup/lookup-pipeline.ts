@@ -3,6 +3,7 @@ import type { AccountCache } from '../accounts/account-cache.js';
 import { verifyApiKey } from '../accounts/api-key.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
+import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
 import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
@@ -11,6 +12,7 @@ import type { MaybePromise } from '../shared/maybe-promise.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
 import type { VersionedCache } from '../shared/versioned-cache.js';
+import { checkIdempotencyKey, type IdempotentReplays } from './idempotent-replay.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
 import { isChargeable, resultOf } from '../results/index.js';
@@ -57,6 +59,8 @@ export interface LookupRequest {
   readonly requestId: string;
   /** Public base URL (no trailing slash) for absolute links such as ImageUrl. */
   readonly baseUrl: string;
+  /** The client's `Idempotency-Key` header as sent, unchecked (the replay stage checks it). */
+  readonly idempotencyKey?: string | readonly string[] | undefined;
 }
 
 export interface LookupOutcome {
@@ -65,6 +69,8 @@ export interface LookupOutcome {
   /** Credits debited (0 for test plates and empty rating searches). */
   readonly charged: number;
   readonly balance: number;
+  /** True when the answer is the stored result of an earlier lookup with the same Idempotency-Key (charged 0). */
+  readonly replayed?: true;
 }
 
 /** Told about every finished lookup; metrics implement it. */
@@ -99,6 +105,8 @@ export interface LookupPipelineDeps {
    * the balance in memory: CreditAlerts.onDebit).
    */
   readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
+  /** Stored answers by Idempotency-Key (the replay stage); without it a key is refused. */
+  readonly replays?: IdempotentReplays;
 }
 
 /**
@@ -174,6 +182,13 @@ export class LookupPipeline {
       if (limited) await limited;
     }
     const query = this.validate(call);
+    // Stage "replay": only a request with an Idempotency-Key pays its query (before price, so a
+    // retry is answered even when the account has since run out of credit).
+    const idempotencyKey = checkIdempotencyKey(request.idempotencyKey);
+    if (idempotencyKey !== undefined) {
+      const replayed = await this.replay(account, query, idempotencyKey);
+      if (replayed) return replayed;
+    }
     const priced = this.price(account, query);
     const cost = priced instanceof Promise ? await priced : priced;
     const answered = this.answer(query);
@@ -183,7 +198,8 @@ export class LookupPipeline {
     if (charge === 0) return { operation: call.operation, result, charged: 0, balance: account.credits };
     // Awaited here rather than in a debit() of its own: an async stage would add a promise to
     // every charged lookup.
-    const balance = await this.debit(account, query, charge, request);
+    const balance = await this.debit(account, query, charge, request, idempotencyKey, result);
+    if (balance === KEY_TAKEN) return this.replayTaken(account, query, idempotencyKey ?? '');
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
@@ -237,14 +253,48 @@ export class LookupPipeline {
    * undefined when the account cannot pay. It runs after shape, so nothing of ours can fail
    * between a debit and the answer it paid for.
    */
-  private debit(account: Account, query: LookupQuery, charge: number, request: LookupRequest): Promise<number | undefined> {
-    return this.deps.debits.debit(account.id, charge, {
+  private debit(
+    account: Account,
+    query: LookupQuery,
+    charge: number,
+    request: LookupRequest,
+    idempotencyKey: string | undefined,
+    result: LookupResult,
+  ): Promise<DebitResult> {
+    const details = {
       operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
-    });
+    };
+    if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
+    // The result is stored with the debit (DebitWriter): a retry is answered from it.
+    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } });
+  }
+
+  /**
+   * Stage "replay": the stored answer of an earlier charged lookup with this Idempotency-Key, same
+   * account and query (charged 0 now); undefined when there is none; IDEMPOTENCY_CONFLICT when
+   * the key was used for another query.
+   */
+  private async replay(account: Account, query: LookupQuery, key: string): Promise<LookupOutcome | undefined> {
+    const replays = this.deps.replays;
+    if (!replays) throw new LookupError('INVALID_INPUT', 'Idempotency-Key is not supported by this server');
+    const found = await replays.find(account.id, key, query.operation.name, describeQuery(query));
+    if (!found) return undefined;
+    return { operation: query.operation, result: found.result, charged: 0, balance: account.credits, replayed: true };
+  }
+
+  /**
+   * A debit not made because another lookup with the same key committed first (a race, or a
+   * retry that overtook its original): that lookup's answer, read after our COMMIT.
+   */
+  private async replayTaken(account: Account, query: LookupQuery, key: string): Promise<LookupOutcome> {
+    const replayed = await this.replay(account, query, key);
+    // The record was live inside our transaction; it cannot have gone since but by a purge.
+    if (!replayed) throw new Error(`the idempotency record of a taken key vanished (account ${account.id})`);
+    return replayed;
   }
 
   /** The refusal of a debit the account could not pay, with its balance as the store has it. */

@@ -131,6 +131,22 @@ export interface CreditAlertCursorTable {
   ledger_id: number;
 }
 
+/** Charged lookups that carried an Idempotency-Key (migration 0006), IdempotencyRepository's. */
+export interface IdempotencyKeysTable {
+  account_id: number;
+  /** The client's Idempotency-Key, unique per account. */
+  idempotency_key: string;
+  /** The operation and the query as the ledger writes them: a reuse must match both. */
+  operation: string;
+  query: string;
+  /** The LookupResult answered and paid for, as JSON text (re-encoded for any binding). */
+  result: string;
+  charged: number;
+  /** Our request id of the paid lookup, as in its ledger row. */
+  request_id: string;
+  created_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -144,6 +160,7 @@ export interface DatabaseSchema {
   credit_alert_settings: CreditAlertSettingsTable;
   credit_alert_fired: CreditAlertFiredTable;
   credit_alert_cursor: CreditAlertCursorTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

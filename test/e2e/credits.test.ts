@@ -76,14 +76,16 @@ describe.each(ENGINES)('credits on %s', (engine) => {
       expect((await ledger('careful')).filter((r) => r.kind === 'debit')).toEqual([]);
     });
 
-    it('debits once per successful lookup with the request id, interface and normalised query on the ledger row', async () => {
+    it('debits once per successful lookup with our request id (not the client X-Request-Id), interface and normalised query on the ledger row', async () => {
       const key = await t.account('exact', 5);
       const res = await fetch(`${base}/api/json.aspx/CheckUSA/test1/nj`, { headers: { authorization: t.basic('exact', key), 'x-request-id': 'req-42' } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-credits-charged')).toBe('1');
       expect(res.headers.get('x-credits-remaining')).toBe('4');
       const [debit] = (await ledger('exact')).filter((r) => r.kind === 'debit');
-      expect(debit).toMatchObject({ operation: 'CheckUSA', interface: 'json', query: 'TEST1|NJ', delta: -1, balanceAfter: 4, requestId: 'req-42' });
+      const ours = res.headers.get('x-request-id');
+      expect(ours).not.toBe('req-42');
+      expect(debit).toMatchObject({ operation: 'CheckUSA', interface: 'json', query: 'TEST1|NJ', delta: -1, balanceAfter: 4, requestId: ours });
     });
 
     it('answers a free test plate without charging, even with no credits left', async () => {

@@ -93,26 +93,29 @@ describe('starting the service', () => {
     }
   });
 
-  it('logs each request at info with its request id, and none at warn', async () => {
+  it('logs each request at info with its request id and the client X-Request-Id beside it, and none at warn', async () => {
     const dir = tempDir();
     try {
       const server = await start({ DATA_DIR: dir.path });
       const example = await demoExample(server.output);
       const res = await fetch(example.url, { headers: { authorization: example.authorization, 'x-request-id': 'log-test-1' } });
       expect(res.status).toBe(200);
-      expect(res.headers.get('x-request-id')).toBe('log-test-1');
+      // Our id is sent back; the client's is only logged, as clientRequestId.
+      const ours = res.headers.get('x-request-id');
+      expect(ours).toMatch(/^[0-9a-f-]{36}$/);
       const lines = (): Array<Record<string, unknown>> =>
         server
           .output()
           .split('\n')
           .filter((l) => l.startsWith('{'))
           .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((l) => l.reqId === 'log-test-1');
+          .filter((l) => l.reqId === ours);
       // "request completed" is written once the response has gone out.
       for (let i = 0; i < 100 && lines().length < 2; i += 1) await new Promise((r) => setTimeout(r, 50));
       const logged = lines();
       expect(logged.map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
       expect(logged[1]?.res).toEqual({ statusCode: 200 });
+      expect((logged[0]?.req as { clientRequestId?: unknown } | undefined)?.clientRequestId).toBe('log-test-1');
       server.child.kill('SIGTERM');
       await once(server.child, 'exit');
 

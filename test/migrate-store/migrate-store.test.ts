@@ -22,6 +22,7 @@ const FIXTURE_TABLES = [
   'credit_alert_cursor',
   'credit_alert_fired',
   'credit_alert_settings',
+  'idempotency_keys',
   'ledger',
   'ncap_ratings',
   'records',
@@ -60,14 +61,15 @@ interface SourceStore {
   readonly keys: Readonly<Record<string, string>>;
 }
 
-async function inject(built: BuiltApp, path: string, username: string, apiKey: string) {
-  return built.app.inject({ method: 'GET', url: `/api/json.aspx/${path}`, headers: { authorization: basic(username, apiKey) } });
+async function inject(built: BuiltApp, path: string, username: string, apiKey: string, idempotencyKey?: string) {
+  const headers = { authorization: basic(username, apiKey), ...(idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey }) };
+  return built.app.inject({ method: 'GET', url: `/api/json.aspx/${path}`, headers });
 }
 
 /**
  * Accounts with top-ups, charged and free lookups through the JSON interface (debits through the
- * pipeline), imports of vehicles and Euro NCAP ratings, a test plate, flags, rate limits and an
- * upstream cache entry: every table holds rows.
+ * pipeline), imports of vehicles and Euro NCAP ratings, a test plate, flags, rate limits, an
+ * upstream cache entry and an idempotency key: every table holds rows.
  */
 async function populate(dir: string): Promise<Record<string, string>> {
   const built = await buildApp(loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' }));
@@ -98,11 +100,13 @@ async function populate(dir: string): Promise<Record<string, string>> {
       ['bob', 'CheckUSA/H84JAE/NJ'],
       ['alice', 'CheckFrance/EG258MA'],
     ];
-    for (const [user, path] of charged) {
-      const response = await inject(built, path, user, keys[user] ?? '');
+    for (const [i, [user, path]] of charged.entries()) {
+      // The last one carries an Idempotency-Key: its record is copied too.
+      const response = await inject(built, path, user, keys[user] ?? '', i === charged.length - 1 ? 'fixture-key-1' : undefined);
       expect(response.statusCode, response.body).toBe(200);
       expect(response.headers['x-credits-charged']).toBe('1');
     }
+    expect((await inject(built, 'CheckFrance/EG258MA', 'alice', keys.alice ?? '', 'fixture-key-1')).headers['x-credits-charged']).toBe('0');
     // A free test plate and a failed lookup: neither writes a ledger row.
     expect((await inject(built, 'CheckUSA/TEST1/CA', 'bob', keys.bob ?? '')).headers['x-credits-charged']).toBe('0');
     expect((await inject(built, 'CheckFrance/ZZ999ZZ', 'bob', keys.bob ?? '')).statusCode).toBe(500);
@@ -240,6 +244,8 @@ describe('migrate-store to PostgreSQL', () => {
       expect(ncap.statusCode, ncap.body).toBe(200);
       expect(JSON.parse(ncap.body)).toHaveLength(2);
       expect((await inject(built, 'CheckUSA/TEST1/CA', 'bob', source.keys.bob ?? '')).headers['x-credits-charged']).toBe('0');
+      // And the idempotency keys: a retry of the keyed lookup is still free on the new store.
+      expect((await inject(built, 'CheckFrance/EG258MA', 'alice', source.keys.alice ?? '', 'fixture-key-1')).headers['idempotent-replayed']).toBe('true');
       const disabled = await inject(built, 'CheckFrance/EG258MA', 'carol', source.keys.carol ?? '');
       expect(disabled.statusCode).toBe(500);
       expect(disabled.body).toContain('disabled');

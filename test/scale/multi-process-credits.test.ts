@@ -125,11 +125,11 @@ describe.each(ENGINES)('several processes on one %s store', (engine) => {
       const debitIds = state.debits.map((d) => d.requestId ?? '');
       expect(new Set(debitIds).size).toBe(debitIds.length);
       // Every answer was paid for once; a debit without an answer can only be a request the kill
-      // cut (committed, then the process died before it could answer).
+      // cut (committed, then the process died before it could answer). A cut request's id is the
+      // server's, which the client never received: they are counted, not matched.
       const servedIds = ids(served);
-      const cutIds = ids(cut);
       expect([...servedIds].filter((id) => !debitIds.includes(id))).toEqual([]);
-      expect(debitIds.filter((id) => !servedIds.has(id) && !cutIds.has(id))).toEqual([]);
+      expect(debitIds.filter((id) => !servedIds.has(id)).length).toBeLessThanOrEqual(cut.length);
       expect(state.debits.length).toBeGreaterThanOrEqual(served.length);
       expect(state.debits.length).toBeLessThanOrEqual(served.length + cut.length);
       console.log(`${engine} crash: ${served.length} answers, ${state.debits.length} debits, ${cut.length} cut, ${outcomes.filter((o) => o.status === 'refused').length} refused; balance ${state.balance}`);

@@ -54,6 +54,7 @@ const HTTP_ERRORS: Readonly<Record<LookupErrorCode, AsmxHttpWireError>> = {
   UPSTREAM_UNAVAILABLE: { retryAfter: false },
   // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
   RATE_LIMITED: { retryAfter: true },
+  IDEMPOTENCY_CONFLICT: { retryAfter: false },
   INTERNAL: { retryAfter: false },
 };
 
@@ -152,7 +153,9 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
           baseUrl,
+          idempotencyKey: request.headers['idempotency-key'],
         });
+        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
         const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
         return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
       } catch (error) {

@@ -23,7 +23,7 @@ const PREFIX = '/api/json.aspx/';
 
 /** How the JSON interface answers a LookupError: a status and the headers that go with it. */
 interface JsonWireError {
-  readonly status: 401 | 429 | 500;
+  readonly status: 401 | 422 | 429 | 500;
   /** Sends `WWW-Authenticate: Basic` so browsers and HTTP clients offer credentials. */
   readonly challenge?: true;
   /** Sends `Retry-After` with the error's wait in seconds. */
@@ -46,6 +46,9 @@ const JSON_ERRORS: Readonly<Record<LookupErrorCode, JsonWireError>> = {
   // An extension of the spec (which knows only 401 and 500): the original had no rate limits,
   // and 429 + Retry-After is what HTTP clients and proxies understand (RFC 6585 section 4).
   RATE_LIMITED: { status: 429, retryAfter: true },
+  // Also an extension: 422 for a key reused with another query, as the IETF Idempotency-Key
+  // header draft (draft-ietf-httpapi-idempotency-key-header, section 2.7) and payment APIs answer.
+  IDEMPOTENCY_CONFLICT: { status: 422 },
   INTERNAL: { status: 500 },
 };
 
@@ -89,7 +92,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
     reply
       .code(204)
       .header('access-control-allow-methods', 'GET, OPTIONS')
-      .header('access-control-allow-headers', 'Authorization, Content-Type')
+      .header('access-control-allow-headers', 'Authorization, Content-Type, Idempotency-Key')
       .header('access-control-max-age', '86400')
       .send(),
   );
@@ -110,7 +113,9 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         interface: 'json',
         requestId: request.id,
         baseUrl,
+        idempotencyKey: request.headers['idempotency-key'],
       });
+      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
       return await reply
         .code(200)
         .type('application/json; charset=utf-8')

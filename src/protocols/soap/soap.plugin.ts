@@ -55,6 +55,8 @@ const SOAP_ERRORS: Readonly<Record<LookupErrorCode, SoapWireError>> = {
   UPSTREAM_UNAVAILABLE: { fault: 'Server' },
   // A rate-limited call is a Client fault like any other (HTTP 500); Retry-After is extra.
   RATE_LIMITED: { fault: 'Client', retryAfter: true },
+  // The caller reused its Idempotency-Key for another lookup: its to fix.
+  IDEMPOTENCY_CONFLICT: { fault: 'Client' },
   INTERNAL: { fault: 'Server' },
 };
 
@@ -163,7 +165,9 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
           baseUrl,
+          idempotencyKey: request.headers['idempotency-key'],
         });
+        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
         return await reply
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])

@@ -4,6 +4,7 @@ import { initialMigration } from './0001-initial.js';
 import { upstreamCacheMigration } from './0002-upstream-cache.js';
 import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
 import { webhooksMigration } from './0005-webhooks.js';
+import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -12,6 +13,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0002-upstream-cache': upstreamCacheMigration,
     '0003-account-rate-limits': accountRateLimitsMigration,
     '0005-webhooks': webhooksMigration(engine),
+    '0006-idempotency-keys': idempotencyKeysMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

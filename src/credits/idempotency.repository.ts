@@ -1,0 +1,83 @@
+import type { Db, Tx } from '../storage/database.js';
+
+/** A charged lookup's record under its account's Idempotency-Key (table idempotency_keys, migration 0006). */
+export interface IdempotencyRecord {
+  readonly key: string;
+  /** The operation and query as the ledger writes them (a reuse of the key must match both). */
+  readonly operation: string;
+  readonly query: string;
+  /** The LookupResult paid for, as JSON text. */
+  readonly result: string;
+  readonly charged: number;
+  /** Our request id of the paid lookup (the ledger row's). */
+  readonly requestId: string;
+  readonly createdAt: string;
+}
+
+/**
+ * Idempotency records. A record is claimed in the debit's own transaction (DebitWriter) before the
+ * account is debited, so the record, the debit and its ledger row commit together or not at all;
+ * the claim is an insert that a live record of the same account and key refuses, which is what
+ * makes two racing requests debit once on either engine: on PostgreSQL the second insert waits for
+ * the first transaction and then finds its row, on SQLite write transactions are serial.
+ * Records older than the retention are ignored by `find`, replaced by a new claim and removed by
+ * `purgeExpired`; every method takes the cut-off (ISO text, compared as text like every timestamp):
+ * a record created at or before it has expired, so a key lives for exactly the retention.
+ */
+export class IdempotencyRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The live record of `key` for the account, if any (read outside the debit's transaction). */
+  async find(accountId: number, key: string, cutoff: string): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('idempotency_key', '=', key)
+      .where('created_at', '>', cutoff)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      key: row.idempotency_key,
+      operation: row.operation,
+      query: row.query,
+      result: row.result,
+      charged: row.charged,
+      requestId: row.request_id,
+      createdAt: row.created_at,
+    };
+  }
+
+  /**
+   * Writes the record unless the account already holds a live one under the key (an expired one is
+   * replaced). True when this transaction now holds the key, false when another lookup does.
+   */
+  async claim(tx: Tx, accountId: number, record: IdempotencyRecord, cutoff: string): Promise<boolean> {
+    const values = {
+      operation: record.operation,
+      query: record.query,
+      result: record.result,
+      charged: record.charged,
+      request_id: record.requestId,
+      created_at: record.createdAt,
+    };
+    const row = await tx.db
+      .insertInto('idempotency_keys')
+      .values({ account_id: accountId, idempotency_key: record.key, ...values })
+      .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.created_at', '<=', cutoff))
+      .returning('account_id')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Removes a claim whose debit the balance did not cover: an unpaid lookup leaves no record. */
+  async release(tx: Tx, accountId: number, key: string): Promise<void> {
+    await tx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('idempotency_key', '=', key).execute();
+  }
+
+  /** Deletes the records created at or before `cutoff` (expired); returns how many. */
+  async purgeExpired(tx: Tx, cutoff: string): Promise<number> {
+    const result = await tx.db.deleteFrom('idempotency_keys').where('created_at', '<=', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+}
