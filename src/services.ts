@@ -2,6 +2,8 @@ import { AccountCache } from './accounts/account-cache.js';
 import { ALL_ACCOUNTS, accountCacheCounter, type AccountChangeFeed } from './accounts/account-change-feed.js';
 import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
+import { ApiKeyRepository } from './accounts/api-key.repository.js';
+import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
@@ -77,6 +79,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     accountCache.invalidate(username);
     await options.accountChanges?.publish(username);
   };
+  // Keys' last_used_at, written at most once a minute per key, off the request (issue 16).
+  const keyUsage = new KeyUsageRecorder(db, new ApiKeyRepository(db));
   const testPlates = new TestPlates(records, changes.current);
   const recordCache = new RecordCache(changes.current);
   const local = new LocalStoreProvider(records, recordCache);
@@ -109,6 +113,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       changes.refresh();
     },
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
+    onKeyUsed: (keyId, nowMs) => {
+      keyUsage.note(keyId, nowMs);
+    },
   });
   return {
     storage,
@@ -123,6 +130,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     sharedCache: options.sharedCache,
     start: () => debitWriter.start(),
     close: async () => {
+      await keyUsage.flush();
       await debitWriter.close();
       (vin.provider as { close?: () => void }).close?.();
     },

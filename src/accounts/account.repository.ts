@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { AccountsTable, Db, Tx } from '../storage/database.js';
+import type { AccountsTable, ApiKeysTable, Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 import { toAccount, type Account, type AccountRateLimits } from './account.js';
 
@@ -7,23 +7,32 @@ import { toAccount, type Account, type AccountRateLimits } from './account.js';
 export class AccountRepository {
   /** Every authenticated request runs this one. */
   private readonly byUsername: PreparedQuery<Selectable<AccountsTable>>;
+  /** The keys that have not been revoked; expired ones are refused when verified (matchApiKey). */
+  private readonly liveKeys: PreparedQuery<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>;
 
   constructor(private readonly db: Db) {
     this.byUsername = new PreparedQuery(1, (p) => db.selectFrom('accounts').selectAll().where('username', '=', p(0)));
+    this.liveKeys = new PreparedQuery(1, (p) =>
+      db.selectFrom('api_keys').select(['id', 'key_hash', 'expires_at']).where('account_id', '=', p(0)).where('revoked_at', 'is', null).orderBy('id'),
+    );
   }
 
   async findByUsername(username: string): Promise<Account | undefined> {
     const { rows } = await this.byUsername.execute(this.db, username);
-    return rows[0] ? toAccount(rows[0]) : undefined;
+    const row = rows[0];
+    if (!row) return undefined;
+    const keys = await this.liveKeys.execute(this.db, row.id);
+    return toAccount(row, keys.rows);
   }
 
-  async insert(trx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {
+  /** A new account, without keys yet (ApiKeyRepository.insert in the same transaction). */
+  async insert(trx: Tx, input: { username: string; createdAt: string }): Promise<Account> {
     const row = await trx
       .insertInto('accounts')
-      .values({ username: input.username, api_key_hash: input.apiKeyHash, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
+      .values({ username: input.username, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
       .returningAll()
       .executeTakeFirstOrThrow();
-    return toAccount(row);
+    return toAccount(row, []);
   }
 
   async count(): Promise<number> {
@@ -33,12 +42,11 @@ export class AccountRepository {
 
   async update(
     username: string,
-    changes: { apiKeyHash?: string; disabled?: boolean; requireApiKey?: boolean; rateLimits?: Partial<AccountRateLimits> },
+    changes: { disabled?: boolean; requireApiKey?: boolean; rateLimits?: Partial<AccountRateLimits> },
   ): Promise<Account | undefined> {
     const row = await this.db
       .updateTable('accounts')
       .set({
-        ...(changes.apiKeyHash !== undefined ? { api_key_hash: changes.apiKeyHash } : {}),
         ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
         ...(changes.requireApiKey !== undefined ? { require_api_key: changes.requireApiKey ? 1 : 0 } : {}),
         ...(changes.rateLimits?.perSecond !== undefined ? { rate_limit_per_second: changes.rateLimits.perSecond } : {}),
@@ -47,6 +55,8 @@ export class AccountRepository {
       .where('username', '=', username)
       .returningAll()
       .executeTakeFirst();
-    return row ? toAccount(row) : undefined;
+    if (!row) return undefined;
+    const keys = await this.liveKeys.execute(this.db, row.id);
+    return toAccount(row, keys.rows);
   }
 }

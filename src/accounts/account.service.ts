@@ -4,7 +4,8 @@ import { inTransaction, type Db } from '../storage/database.js';
 import type { Account, AccountRateLimits } from './account.js';
 import { USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
-import { generateApiKey, hashApiKey, type RandomBytes } from './api-key.js';
+import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, type RandomBytes } from './api-key.js';
+import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 
 export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID';
 
@@ -22,8 +23,20 @@ export class AccountError extends Error {
 /** Largest single top-up; keeps balances far from integer overflow on either engine. */
 export const MAX_TOP_UP = 1_000_000_000;
 
+/** Live keys an account may hold: each lookup compares the presented key with all of them. */
+export const MAX_LIVE_KEYS = 20;
+
+/** Longest grace period of a rolled key (30 days), and the default (24 hours). */
+export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 3600;
+export const DEFAULT_ROLL_GRACE_SECONDS = 24 * 3600;
+
+/** Key names: 1 to 64 letters, digits, spaces and . _ @ : - */
+export const KEY_NAME_PATTERN = /^[\p{L}\p{N} ._@:-]{1,64}$/u;
+
 /** Account and credit administration, shared by the CLI, start-up seeding and tests. */
 export class AccountService {
+  private readonly keys: ApiKeyRepository;
+
   constructor(
     private readonly db: Db,
     private readonly accounts: AccountRepository,
@@ -35,7 +48,9 @@ export class AccountService {
      */
     private readonly cache?: { invalidate(username: string): void | Promise<void> },
     private readonly random?: RandomBytes,
-  ) {}
+  ) {
+    this.keys = new ApiKeyRepository(db);
+  }
 
   /** Creates an account and returns its API key: the only time the key is ever shown. */
   async create(username: string, credits = 0): Promise<{ account: Account; apiKey: string }> {
@@ -47,11 +62,12 @@ export class AccountService {
     const apiKey = generateApiKey(this.random);
     const now = this.clock.now().toISOString();
     const account = await inTransaction(this.db, async (trx) => {
-      const created = await this.accounts.insert(trx, { username, apiKeyHash: hashApiKey(apiKey), createdAt: now });
+      const created = await this.accounts.insert(trx, { username, createdAt: now });
+      await this.keys.insert(trx, { accountId: created.id, name: 'default', ...secretParts(apiKey), createdAt: now });
       if (credits > 0) await this.ledger.topUp(trx, created.id, credits, now, 'initial credits');
       return { ...created, credits };
     });
-    return { account, apiKey };
+    return { account: await this.show(account.username), apiKey };
   }
 
   async show(username: string): Promise<Account> {
@@ -60,11 +76,72 @@ export class AccountService {
     return account;
   }
 
-  /** Replaces the API key; the old one stops working at once. */
+  /** Replaces every key of the account with one new key; the old ones stop working at once. */
   async rotateKey(username: string): Promise<string> {
+    const account = await this.show(username);
     const apiKey = generateApiKey(this.random);
-    await this.change(username, { apiKeyHash: hashApiKey(apiKey) });
+    const now = this.clock.now().toISOString();
+    await inTransaction(this.db, async (trx) => {
+      await this.keys.revoke(trx, account.id, now);
+      await this.keys.insert(trx, { accountId: account.id, name: 'default', ...secretParts(apiKey), createdAt: now });
+    });
+    await this.cache?.invalidate(username);
     return apiKey;
+  }
+
+  /** Every key of the account, revoked and expired ones included (never a secret). */
+  async listKeys(username: string): Promise<ApiKeyInfo[]> {
+    return this.keys.list((await this.show(username)).id);
+  }
+
+  /** A new key beside the existing ones; the secret is returned this once only. */
+  async createKey(username: string, name: string): Promise<{ key: ApiKeyInfo; apiKey: string }> {
+    checkKeyName(name);
+    const account = await this.show(username);
+    if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+    const apiKey = generateApiKey(this.random);
+    const key = await this.keys.insert(this.db, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+    await this.cache?.invalidate(username);
+    return { key, apiKey };
+  }
+
+  /** Revokes one key: refused from the next lookup on (see AccountCache for other instances). */
+  async revokeKey(username: string, keyId: number): Promise<ApiKeyInfo> {
+    const account = await this.show(username);
+    if (!(await this.keys.find(account.id, keyId))) throw new AccountError('NOT_FOUND', `account ${username} has no key ${keyId}`);
+    await this.keys.revoke(this.db, account.id, this.clock.now().toISOString(), keyId);
+    await this.cache?.invalidate(username);
+    return (await this.keys.find(account.id, keyId)) as ApiKeyInfo;
+  }
+
+  /**
+   * Rolls a key: a new key with the same name now, while the old one keeps working for
+   * `graceSeconds` (default 24 h) so clients can be moved over without an outage.
+   */
+  async rollKey(username: string, keyId: number, graceSeconds = DEFAULT_ROLL_GRACE_SECONDS): Promise<{ key: ApiKeyInfo; apiKey: string; old: ApiKeyInfo }> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROLL_GRACE_SECONDS) {
+      throw new AccountError('INVALID', `the grace period must be a whole number of seconds from 0 to ${MAX_ROLL_GRACE_SECONDS}`);
+    }
+    const account = await this.show(username);
+    const old = await this.keys.find(account.id, keyId);
+    const nowMs = this.clock.now().getTime();
+    if (!old || old.revokedAt !== null || (old.expiresAt !== null && Date.parse(old.expiresAt) <= nowMs)) {
+      throw new AccountError('NOT_FOUND', `account ${username} has no live key ${keyId}`);
+    }
+    if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+    const apiKey = generateApiKey(this.random);
+    const now = new Date(nowMs).toISOString();
+    const key = await inTransaction(this.db, async (trx) => {
+      await this.keys.expire(trx, account.id, keyId, new Date(nowMs + graceSeconds * 1000).toISOString());
+      return this.keys.insert(trx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now });
+    });
+    await this.cache?.invalidate(username);
+    return { key, apiKey, old: (await this.keys.find(account.id, keyId)) as ApiKeyInfo };
+  }
+
+  private liveCount(account: Account): number {
+    const now = this.clock.now().getTime();
+    return account.apiKeys.filter((k) => k.expiresAtMs === null || k.expiresAtMs > now).length;
   }
 
   setDisabled(username: string, disabled: boolean): Promise<Account> {
@@ -125,6 +202,15 @@ function checkLimit(value: number | null, max: number, what: string): void {
   if (value !== null && (!Number.isInteger(value) || value < 0 || value > max)) {
     throw new AccountError('INVALID', `${what} must be a whole number from 0 (no limit) to ${max}`);
   }
+}
+
+/** What is stored of a new key: its visible prefix and its hash. */
+function secretParts(apiKey: string): { prefix: string; hash: string } {
+  return { prefix: apiKey.slice(0, KEY_PREFIX_LENGTH), hash: hashApiKey(apiKey) };
+}
+
+function checkKeyName(name: string): void {
+  if (!KEY_NAME_PATTERN.test(name)) throw new AccountError('INVALID', 'a key name must be 1 to 64 letters, digits, spaces or . _ @ : -');
 }
 
 function checkAmount(amount: number, zeroAllowed: boolean): void {

@@ -1,11 +1,13 @@
-import type { AccountsTable } from '../storage/database.js';
 import type { Selectable } from 'kysely';
+import type { AccountsTable, ApiKeysTable } from '../storage/database.js';
+import type { LiveKey } from './api-key.js';
 
 /** An account as the domain sees it. */
 export interface Account {
   readonly id: number;
   readonly username: string;
-  readonly apiKeyHash: string;
+  /** The keys that authenticate the account (not revoked; a rolled key until it expires). */
+  readonly apiKeys: readonly LiveKey[];
   readonly credits: number;
   readonly disabled: boolean;
   /** When set, the XML bindings require the API key (HTTP Basic) as well as the username. */
@@ -25,11 +27,11 @@ export interface AccountRateLimits {
   readonly perDay: number | null;
 }
 
-export function toAccount(row: Selectable<AccountsTable>): Account {
+export function toAccount(row: Selectable<AccountsTable>, keys: ReadonlyArray<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>): Account {
   return {
     id: row.id,
     username: row.username,
-    apiKeyHash: row.api_key_hash,
+    apiKeys: keys.map((k) => ({ id: k.id, hash: k.key_hash, expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) })),
     credits: row.credits,
     disabled: row.disabled !== 0,
     requireApiKey: row.require_api_key !== 0,

@@ -1,6 +1,6 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
-import { verifyApiKey } from '../accounts/api-key.js';
+import { matchApiKey } from '../accounts/api-key.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
@@ -75,6 +75,8 @@ export interface LookupPipelineDeps {
   readonly onLookupStart?: () => void;
   /** Per-account rate limits, checked right after authentication; none when absent. */
   readonly rateLimiter?: RateLimiter;
+  /** Told which API key authenticated a lookup (KeyUsageRecorder: last_used_at, off the hot path). */
+  readonly onKeyUsed?: (keyId: number, nowMs: number) => void;
 }
 
 /**
@@ -182,8 +184,7 @@ export class LookupPipeline {
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
   private nowIso(): string {
-    const clock = this.deps.clock;
-    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    const ms = this.nowMs();
     if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
     return this.lastIso.iso;
   }
@@ -209,10 +210,24 @@ export class LookupPipeline {
   }
 
   private checkKey(account: Account | undefined, basic: BasicCredentials): Account {
-    if (!account || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
+    if (!account || !this.liveKeyMatches(account, basic.apiKey)) {
       throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
     }
     return this.ensureEnabled(account);
+  }
+
+  /** Whether `apiKey` is any live key of the account (issue 16: several keys, rolled keys in grace). */
+  private liveKeyMatches(account: Account, apiKey: string): boolean {
+    const ms = this.nowMs();
+    const keyId = matchApiKey(apiKey, account.apiKeys, ms);
+    if (keyId === undefined) return false;
+    this.deps.onKeyUsed?.(keyId, ms);
+    return true;
+  }
+
+  private nowMs(): number {
+    const clock = this.deps.clock;
+    return clock.millis ? clock.millis() : clock.now().getTime();
   }
 
   /** The account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
@@ -226,7 +241,7 @@ export class LookupPipeline {
   private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Account {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     if (account.requireApiKey || this.deps.requireApiKeyEverywhere) {
-      if (!basic || basic.username !== account.username || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
+      if (!basic || basic.username !== account.username || !this.liveKeyMatches(account, basic.apiKey)) {
         throw new LookupError('UNAUTHORIZED', `${MESSAGES.usernameIncorrect} or its API key is missing: this account requires HTTP Basic authentication with its API key`);
       }
     }

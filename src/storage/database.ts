@@ -4,7 +4,6 @@ import type { ColumnType, Generated, Kysely, Transaction } from 'kysely';
 export interface AccountsTable {
   id: Generated<number>;
   username: string;
-  api_key_hash: string;
   credits: number;
   /** 0/1 on SQLite, kept numeric on PostgreSQL too so queries are written once. */
   disabled: number;
@@ -26,6 +25,21 @@ export interface LedgerTable {
   balance_after: number;
   request_id: string | null;
   created_at: string;
+}
+
+/** Migration 0004: several named keys per account, stored as hashes. */
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** The key's first characters, to tell keys apart; null for keys migrated from before 0004. */
+  prefix: string | null;
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** Set when the key was rolled: it keeps working until then. */
+  expires_at: string | null;
 }
 
 export interface RecordsTable {
@@ -69,6 +83,7 @@ export interface UpstreamCacheTable {
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
+  api_keys: ApiKeysTable;
   records: RecordsTable;
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;

@@ -17,7 +17,7 @@ import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js'
  * from the schema; this list exists so that a migration adding a table fails the test below until
  * the fixture gives the new table rows and its copy is proven.
  */
-const FIXTURE_TABLES = ['accounts', 'ledger', 'ncap_ratings', 'records', 'test_plates', 'upstream_cache'];
+const FIXTURE_TABLES = ['accounts', 'api_keys', 'ledger', 'ncap_ratings', 'records', 'test_plates', 'upstream_cache'];
 
 const FRANCE = { operation: 'CheckFrance', key: { RegistrationNumber: 'EG258MA' }, vehicle: { Description: 'Peugeot 208 Allure', CarMake: { CurrentTextValue: 'PEUGEOT' }, CarModel: { CurrentTextValue: '208' } } };
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'H84JAE', State: 'NJ' }, vehicle: { Description: 'Honda Accord', CarMake: { CurrentTextValue: 'Honda' }, CarModel: { CurrentTextValue: 'Accord' } } };
@@ -251,7 +251,7 @@ describe('migrate-store to PostgreSQL', () => {
       sourceChangedDuringCopy: false,
     });
     expect(summary.tables).toMatchObject({ accounts: 4, records: 3, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
-    expect(summary.nextIds).toEqual({ 'accounts.id': 5, 'ledger.id': (summary.tables.ledger ?? 0) + 1 });
+    expect(summary.nextIds).toEqual({ 'accounts.id': 5, 'api_keys.id': (summary.tables.api_keys ?? 0) + 1, 'ledger.id': (summary.tables.ledger ?? 0) + 1 });
     expect(summary.target).toBe(new URL(target.url).toString());
     expect(summary.seconds).toBeGreaterThanOrEqual(0);
     expect(run.err).toBe('');
@@ -263,7 +263,7 @@ describe('migrate-store to PostgreSQL', () => {
     expect(run.out).toMatch(/^Copied sqlite:.* to postgres:\/\/.* and verified the copy:/);
     for (const table of FIXTURE_TABLES) expect(run.out).toMatch(new RegExp(`^  ${table} +\\d+ rows?$`, 'm'));
     expect(run.out).toContain('4 accounts holding 33 credits in all; on both sides each balance equals the sum of its account\'s ledger rows (');
-    expect(run.out).toMatch(/Next ids: accounts\.id 5, ledger\.id \d+\./);
+    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, ledger\.id \d+\./);
   });
 
   it('refuses a target that already holds data and leaves it as it was', async () => {
@@ -285,7 +285,7 @@ describe('migrate-store to PostgreSQL', () => {
     }
     const run = await migrate();
     expect(run.code).toBe(1);
-    expect(run.err).toContain('the target database is not empty (accounts: 1 row, ledger: 1 row)');
+    expect(run.err).toContain('the target database is not empty (accounts: 1 row, api_keys: 1 row, ledger: 1 row)');
     expect(await targetCounts()).toMatchObject({ accounts: 1, ledger: 1, records: 0, ncap_ratings: 0, test_plates: 0 });
   });
 
