@@ -4,6 +4,7 @@ import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
 import { ApiKeyRepository } from './accounts/api-key.repository.js';
 import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
+import { AuditLog, type Actor } from './audit/audit-log.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
@@ -42,6 +43,8 @@ export interface ServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** Whom the audit log names for changes made through `accounts` (the CLI: its user); default: system. */
+  readonly actor?: Actor;
 }
 
 /** Everything below the adapters, wired once; the server and the CLI both use it. */
@@ -51,6 +54,8 @@ export interface Services {
   readonly records: RecordRepository;
   readonly testPlates: TestPlates;
   readonly accounts: AccountService;
+  /** The append-only audit log (issue 16). */
+  readonly audit: AuditLog;
   readonly pipeline: LookupPipeline;
   readonly importer: JsonlImporter;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
@@ -81,6 +86,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   };
   // Keys' last_used_at, written at most once a minute per key, off the request (issue 16).
   const keyUsage = new KeyUsageRecorder(db, new ApiKeyRepository(db));
+  const audit = new AuditLog(db, options.clock);
   const testPlates = new TestPlates(records, changes.current);
   const recordCache = new RecordCache(changes.current);
   const local = new LocalStoreProvider(records, recordCache);
@@ -122,7 +128,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     catalogue,
     records,
     testPlates,
-    accounts: new AccountService(db, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
+    accounts: new AccountService(db, accountRepository, ledger, options.clock, { invalidate: accountChanged }, undefined, audit, options.actor),
+    audit,
     pipeline,
     importer: new JsonlImporter(new RecordValidator(catalogue), records, db, options.clock, () => {
       recordCache.clear();

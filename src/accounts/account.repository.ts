@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { AccountsTable, ApiKeysTable, Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 import { toAccount, type Account, type AccountRateLimits } from './account.js';
@@ -33,6 +33,35 @@ export class AccountRepository {
       .returningAll()
       .executeTakeFirstOrThrow();
     return toAccount(row, []);
+  }
+
+  /** Accounts by username, optionally those whose username contains `search`. */
+  async list(options: { search?: string | undefined; limit: number; offset: number }): Promise<{ accounts: Account[]; total: number }> {
+    let query = this.db.selectFrom('accounts');
+    if (options.search !== undefined && options.search !== '') {
+      // LIKE wildcards in the search are matched literally.
+      const pattern = `%${options.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where(sql<boolean>`username like ${pattern} escape '\\'`);
+    }
+    const rows = await query.selectAll().orderBy('username').limit(options.limit).offset(options.offset).execute();
+    const total = await query.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    return { accounts: rows.map((r) => toAccount(r, [])), total: Number(total.n) };
+  }
+
+  /** Closes an account: disabled for good, every key revoked, the ledger kept. */
+  async close(trx: Tx, accountId: number, at: string): Promise<void> {
+    await trx.updateTable('accounts').set({ disabled: 1, closed_at: at }).where('id', '=', accountId).execute();
+    await trx.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  }
+
+  /** Deletes an account that has no ledger rows, with its keys and users. */
+  async delete(trx: Tx, accountId: number): Promise<void> {
+    const users = trx.selectFrom('users').select('id').where('account_id', '=', accountId);
+    await trx.deleteFrom('sessions').where('user_id', 'in', users).execute();
+    await trx.deleteFrom('invites').where('user_id', 'in', users).execute();
+    await trx.deleteFrom('users').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
+    await trx.deleteFrom('accounts').where('id', '=', accountId).execute();
   }
 
   async count(): Promise<number> {

@@ -1,13 +1,14 @@
 import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledger.repository.js';
 import type { Clock } from '../shared/clock.js';
-import { inTransaction, type Db } from '../storage/database.js';
+import { inTransaction, type Db, type Tx } from '../storage/database.js';
+import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Account, AccountRateLimits } from './account.js';
-import { USERNAME_PATTERN } from './account.js';
+import { accountStatus, USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, type RandomBytes } from './api-key.js';
 import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 
-export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID';
+export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'INSUFFICIENT_CREDITS';
 
 /** An operator's request that cannot be carried out (bad name, unknown account...). */
 export class AccountError extends Error {
@@ -48,8 +49,28 @@ export class AccountService {
      */
     private readonly cache?: { invalidate(username: string): void | Promise<void> },
     private readonly random?: RandomBytes,
+    /** Where changes are recorded (issue 16); none: not recorded (tests of other parts). */
+    private readonly audit?: AuditLog,
+    /** Who the changes are recorded as made by (withActor). */
+    private readonly actor: Actor = SYSTEM_ACTOR,
   ) {
     this.keys = new ApiKeyRepository(db);
+  }
+
+  /** The same service, recording its changes as made by `actor` (an API user, the CLI). */
+  withActor(actor: Actor): AccountService {
+    return new AccountService(this.db, this.accounts, this.ledger, this.clock, this.cache, this.random, this.audit, actor);
+  }
+
+  private async record(
+    trx: Tx | Db,
+    action: string,
+    target: string,
+    before?: Record<string, unknown>,
+    after?: Record<string, unknown>,
+    targetKind: 'account' | 'api-key' = 'account',
+  ): Promise<void> {
+    await this.audit?.record(trx, this.actor, { action, targetKind, target, before, after });
   }
 
   /** Creates an account and returns its API key: the only time the key is ever shown. */
@@ -65,6 +86,7 @@ export class AccountService {
       const created = await this.accounts.insert(trx, { username, createdAt: now });
       await this.keys.insert(trx, { accountId: created.id, name: 'default', ...secretParts(apiKey), createdAt: now });
       if (credits > 0) await this.ledger.topUp(trx, created.id, credits, now, 'initial credits');
+      await this.record(trx, 'account.create', username, undefined, { credits });
       return { ...created, credits };
     });
     return { account: await this.show(account.username), apiKey };
@@ -82,8 +104,9 @@ export class AccountService {
     const apiKey = generateApiKey(this.random);
     const now = this.clock.now().toISOString();
     await inTransaction(this.db, async (trx) => {
-      await this.keys.revoke(trx, account.id, now);
-      await this.keys.insert(trx, { accountId: account.id, name: 'default', ...secretParts(apiKey), createdAt: now });
+      const revoked = await this.keys.revoke(trx, account.id, now);
+      const key = await this.keys.insert(trx, { accountId: account.id, name: 'default', ...secretParts(apiKey), createdAt: now });
+      await this.record(trx, 'key.rotate', username, { liveKeys: revoked }, { keyId: key.id, keyPrefix: key.prefix });
     });
     await this.cache?.invalidate(username);
     return apiKey;
@@ -100,7 +123,11 @@ export class AccountService {
     const account = await this.show(username);
     if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
     const apiKey = generateApiKey(this.random);
-    const key = await this.keys.insert(this.db, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+    const key = await inTransaction(this.db, async (trx) => {
+      const inserted = await this.keys.insert(trx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+      await this.record(trx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix }, 'account');
+      return inserted;
+    });
     await this.cache?.invalidate(username);
     return { key, apiKey };
   }
@@ -108,8 +135,12 @@ export class AccountService {
   /** Revokes one key: refused from the next lookup on (see AccountCache for other instances). */
   async revokeKey(username: string, keyId: number): Promise<ApiKeyInfo> {
     const account = await this.show(username);
-    if (!(await this.keys.find(account.id, keyId))) throw new AccountError('NOT_FOUND', `account ${username} has no key ${keyId}`);
-    await this.keys.revoke(this.db, account.id, this.clock.now().toISOString(), keyId);
+    const before = await this.keys.find(account.id, keyId);
+    if (!before) throw new AccountError('NOT_FOUND', `account ${username} has no key ${keyId}`);
+    await inTransaction(this.db, async (trx) => {
+      await this.keys.revoke(trx, account.id, this.clock.now().toISOString(), keyId);
+      await this.record(trx, 'key.revoke', username, { keyId, keyName: before.name, revokedAt: before.revokedAt }, { keyId, revoked: true });
+    });
     await this.cache?.invalidate(username);
     return (await this.keys.find(account.id, keyId)) as ApiKeyInfo;
   }
@@ -132,8 +163,11 @@ export class AccountService {
     const apiKey = generateApiKey(this.random);
     const now = new Date(nowMs).toISOString();
     const key = await inTransaction(this.db, async (trx) => {
-      await this.keys.expire(trx, account.id, keyId, new Date(nowMs + graceSeconds * 1000).toISOString());
-      return this.keys.insert(trx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now });
+      const expiresAt = new Date(nowMs + graceSeconds * 1000).toISOString();
+      await this.keys.expire(trx, account.id, keyId, expiresAt);
+      const inserted = await this.keys.insert(trx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now });
+      await this.record(trx, 'key.roll', username, { keyId, expiresAt: old.expiresAt }, { keyId, expiresAt, newKeyId: inserted.id, keyPrefix: inserted.prefix });
+      return inserted;
     });
     await this.cache?.invalidate(username);
     return { key, apiKey, old: (await this.keys.find(account.id, keyId)) as ApiKeyInfo };
@@ -164,12 +198,58 @@ export class AccountService {
   }
 
   /** Adds credits; returns the new balance. */
-  async addCredits(username: string, amount: number, note: string | null = null): Promise<number> {
+  async addCredits(username: string, amount: number, note: string | null = null, reference: string | null = null): Promise<number> {
     checkAmount(amount, false);
     const account = await this.show(username);
-    const balance = await inTransaction(this.db, (trx) => this.ledger.topUp(trx, account.id, amount, this.clock.now().toISOString(), note));
+    const now = this.clock.now().toISOString();
+    const balance = await inTransaction(this.db, async (trx) => {
+      const after = reference === null ? await this.ledger.topUp(trx, account.id, amount, now, note) : ((await this.ledger.adjust(trx, account.id, amount, now, reference, note)) as number);
+      await this.record(trx, 'credits.grant', username, { credits: after - amount }, { credits: after, amount, reference, note });
+      return after;
+    });
     await this.cache?.invalidate(username);
     return balance;
+  }
+
+  /** Takes credits back (a ledger row of kind `removal`); refused when the balance is smaller. */
+  async removeCredits(username: string, amount: number, reference: string | null, note: string | null): Promise<number> {
+    checkAmount(amount, false);
+    const account = await this.show(username);
+    const balance = await inTransaction(this.db, async (trx) => {
+      const after = await this.ledger.adjust(trx, account.id, -amount, this.clock.now().toISOString(), reference, note);
+      if (after === undefined) return undefined;
+      await this.record(trx, 'credits.remove', username, { credits: after + amount }, { credits: after, amount, reference, note });
+      return after;
+    });
+    if (balance === undefined) throw new AccountError('INSUFFICIENT_CREDITS', `account ${username} has fewer than ${amount} credits`);
+    await this.cache?.invalidate(username);
+    return balance;
+  }
+
+  /** Accounts by username, optionally filtered by a part of it. */
+  list(options: { search?: string | undefined; limit: number; offset: number }): Promise<{ accounts: Account[]; total: number }> {
+    return this.accounts.list(options);
+  }
+
+  /**
+   * Deletes an account that has never had a ledger row; one with a ledger is closed instead
+   * (credits are money: its history stays). Returns what was done.
+   */
+  async deleteOrClose(username: string, ledger: { hasRows(accountId: number, trx: Tx): Promise<boolean> }): Promise<'deleted' | 'closed'> {
+    const account = await this.show(username);
+    const before = describeForAudit(account);
+    const outcome = await inTransaction(this.db, async (trx) => {
+      if (await ledger.hasRows(account.id, trx)) {
+        await this.accounts.close(trx, account.id, this.clock.now().toISOString());
+        await this.record(trx, 'account.close', username, before, { status: 'closed' });
+        return 'closed' as const;
+      }
+      await this.accounts.delete(trx, account.id);
+      await this.record(trx, 'account.delete', username, before, undefined);
+      return 'deleted' as const;
+    });
+    await this.cache?.invalidate(username);
+    return outcome;
   }
 
   async usage(username: string, since?: string): Promise<LedgerEntry[]> {
@@ -187,9 +267,12 @@ export class AccountService {
   }
 
   private async change(username: string, changes: Parameters<AccountRepository['update']>[1]): Promise<Account> {
+    const before = await this.show(username);
+    if (before.closedAt !== null && changes.disabled === false) throw new AccountError('INVALID', `account ${username} is closed and cannot be enabled again`);
     const account = await this.accounts.update(username, changes);
     await this.cache?.invalidate(username);
     if (!account) throw new AccountError('NOT_FOUND', `no account named ${username}`);
+    await this.record(this.db, 'account.update', username, describeForAudit(before), describeForAudit(account));
     return account;
   }
 }
@@ -202,6 +285,11 @@ function checkLimit(value: number | null, max: number, what: string): void {
   if (value !== null && (!Number.isInteger(value) || value < 0 || value > max)) {
     throw new AccountError('INVALID', `${what} must be a whole number from 0 (no limit) to ${max}`);
   }
+}
+
+/** The settings of an account as the audit log records them. */
+function describeForAudit(account: Account): Record<string, unknown> {
+  return { status: accountStatus(account), disabled: account.disabled, requireApiKey: account.requireApiKey, rateLimits: account.rateLimits };
 }
 
 /** What is stored of a new key: its visible prefix and its hash. */

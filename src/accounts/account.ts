@@ -15,6 +15,16 @@ export interface Account {
   readonly createdAt: string;
   /** The account's own rate limits, as stored (see AccountRateLimits). */
   readonly rateLimits: AccountRateLimits;
+  /** Set when the account was closed (issue 16): disabled for good, keys revoked, ledger kept. */
+  readonly closedAt: string | null;
+}
+
+/** What the balance route answers besides the credits. */
+export type AccountStatus = 'active' | 'disabled' | 'closed';
+
+export function accountStatus(account: Account): AccountStatus {
+  if (account.closedAt !== null) return 'closed';
+  return account.disabled ? 'disabled' : 'active';
 }
 
 /**
@@ -37,6 +47,7 @@ export function toAccount(row: Selectable<AccountsTable>, keys: ReadonlyArray<Pi
     requireApiKey: row.require_api_key !== 0,
     createdAt: row.created_at,
     rateLimits: { perSecond: row.rate_limit_per_second, perDay: row.rate_limit_per_day },
+    closedAt: row.closed_at,
   };
 }
 

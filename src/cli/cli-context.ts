@@ -1,3 +1,5 @@
+import { hostname, userInfo } from 'node:os';
+import type { Actor } from '../audit/audit-log.js';
 import { loadConfig } from '../config.js';
 import { openRedis } from '../redis/redis-services.js';
 import { createServices, type Services } from '../services.js';
@@ -50,6 +52,7 @@ export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: S
       clock: systemClock,
       env: config.env,
       requireApiKeyEverywhere: config.requireApiKey,
+      actor: cliActor(),
       ...(redis ? { accountChanges: redis.accountChanges } : {}),
     });
     try {
@@ -61,6 +64,17 @@ export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: S
     await redis?.close();
     await storage.close();
   }
+}
+
+/** The audit log's actor for changes made with the CLI: the operating-system user on this host. */
+export function cliActor(): Actor {
+  let name = 'unknown';
+  try {
+    name = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the audit row still says the CLI made the change.
+  }
+  return { kind: 'cli', name, address: hostname() };
 }
 
 /** Errors a command reports as a plain message and exit code 1 (no stack trace). */
