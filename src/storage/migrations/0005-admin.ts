@@ -79,6 +79,8 @@ async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
   await db.schema.alterTable('ledger').addColumn('reference', 'text').execute();
   // Usage by day and operation (LedgerQueries.usage) reads only this index: the account's debits
   // in a time range, with what they cost, without touching the table.
+  // The ledger pages newest first (LedgerQueries.rows): the account's rows by id, read backwards.
+  await db.schema.createIndex('ledger_account_id').on('ledger').columns(['account_id', 'id']).execute();
   await db.schema.createIndex('ledger_account_usage').on('ledger').columns(['account_id', 'kind', 'created_at', 'operation', 'delta']).execute();
   await db.schema.alterTable('accounts').addColumn('closed_at', 'text').execute();
 }
@@ -86,6 +88,7 @@ async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
 async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('accounts').dropColumn('closed_at').execute();
   await db.schema.dropIndex('ledger_account_usage').execute();
+  await db.schema.dropIndex('ledger_account_id').execute();
   await db.schema.alterTable('ledger').dropColumn('reference').execute();
   for (const table of ['audit_log', 'operator_tokens', 'invites', 'sessions', 'users']) await db.schema.dropTable(table).execute();
 }
