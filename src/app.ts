@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
+import { OpenApiCollector } from './admin/openapi-document.js';
 import { UserService } from './admin/user.service.js';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
@@ -159,7 +160,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: new UserService(storage.db, options.clock ?? systemClock, services.audit, services.accounts), audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl };
+  const adminOptions = { accounts: services.accounts, users: new UserService(storage.db, options.clock ?? systemClock, services.audit, services.accounts), audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector() };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
 

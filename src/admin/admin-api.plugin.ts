@@ -22,6 +22,7 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import { docsPage, type OpenApiCollector } from './openapi-document.js';
 import type { User, UserService } from './user.service.js';
 
 export interface AdminApiOptions {
@@ -34,6 +35,8 @@ export interface AdminApiOptions {
   readonly requestsPerMinute?: number;
   /** Public base URL for invite links; default: from the request. */
   readonly baseUrl?: string | undefined;
+  /** Collects both APIs' routes for the OpenAPI document (served by the admin API). */
+  readonly openApi: OpenApiCollector;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -104,6 +107,9 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
+  options.openApi.collect(app);
+  app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
+  app.get('/docs', { config: { public: true } }, (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage('/admin/api/openapi.json')));
   limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
   requireAuth(app, options.users, 'operator');
   registerSessionRoutes(app, options.users, throttle, 'operator', 'admin: session');
@@ -254,6 +260,7 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, optio
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
+  options.openApi.collect(app);
   limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
   requireAuth(app, options.users, 'customer');
   registerSessionRoutes(app, options.users, throttle, 'customer', 'account: session');
