@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/test-app.js';
 import { adminOpenApiText } from './admin-openapi-source.js';
@@ -8,6 +9,15 @@ const COMMITTED = readFileSync(new URL('../../docs/admin-openapi.json', import.m
 describe('the admin and account APIs OpenAPI document', () => {
   it('is committed as generated (run npx tsx scripts/generate-admin-openapi.ts after changing a route)', async () => {
     expect(await adminOpenApiText()).toBe(COMMITTED);
+  });
+
+  it('is a valid OpenAPI 3.1 document (a real validator, and one that refuses a broken copy)', async () => {
+    const valid = await new Validator().validate(JSON.parse(COMMITTED) as Record<string, unknown>);
+    expect(valid.errors).toBeUndefined();
+    expect(valid.valid).toBe(true);
+    // A parameter "in" a place OpenAPI does not know (Swagger 2's "body").
+    const broken = JSON.parse(COMMITTED.replace('"in": "path"', '"in": "body"')) as Record<string, unknown>;
+    expect((await new Validator().validate(broken)).valid).toBe(false);
   });
 
   it('describes every route with its parameters, body schema and security, the public ones without', () => {
