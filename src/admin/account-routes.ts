@@ -75,7 +75,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
 
   app.post<{ Params: { id: number }; Body: { graceSeconds?: number } | undefined }>(
     `${base}/keys/:id/roll`,
-    { schema: withParams({ tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody }, keyIdParams) },
+    {
+      schema: withParams({ tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody }, keyIdParams),
+      // The body is optional: without one, the default grace period applies.
+      preValidation: (request, _reply, done) => {
+        request.body ??= {};
+        done();
+      },
+    },
     async (request, reply) => {
       requireWrite(deps.principal(request));
       const account = await deps.account(request);

@@ -142,6 +142,15 @@ describe.each(ENGINES)('admin API on %s', (engine) => {
     expect((await lookup('acme', rolled.apiKey)).statusCode).toBe(200);
     expect((await call('POST', `/admin/api/accounts/acme/keys/${second.key.id}/revoke`)).statusCode).toBe(200);
     expect((await lookup('acme', second.apiKey)).statusCode).toBe(401);
+    // Without a body, a roll keeps the old key for the default 24 hours.
+    const third = await call('POST', `/admin/api/accounts/acme/keys/${listed.keys[0]?.id ?? 0}/roll`);
+    expect(third.statusCode).toBe(404);
+    const fresh = (await call('GET', '/admin/api/accounts/acme/keys')).json<{ keys: Array<{ id: number; revokedAt: string | null; expiresAt: string | null }> }>();
+    const live = fresh.keys.find((k) => k.revokedAt === null && k.expiresAt === null);
+    const defaultRoll = await call('POST', `/admin/api/accounts/acme/keys/${live?.id ?? 0}/roll`);
+    expect(defaultRoll.statusCode, defaultRoll.body).toBe(200);
+    expect(Date.parse(defaultRoll.json<{ old: { expiresAt: string } }>().old.expiresAt) - Date.now()).toBeGreaterThan(23.9 * 3600_000);
+    expect((await lookup('acme', rolled.apiKey)).statusCode).toBe(200);
   });
 
   it('grants and removes credits with a reference, and shows why each ledger row cost what it did, as JSON, CSV and usage', async () => {
