@@ -3,6 +3,8 @@ import type { Engine } from '../engine.js';
 import { initialMigration } from './0001-initial.js';
 import { upstreamCacheMigration } from './0002-upstream-cache.js';
 import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
+import { apiKeysMigration } from './0004-api-keys.js';
+import { adminMigration } from './0007-admin.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -10,6 +12,8 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0001-initial': initialMigration(engine),
     '0002-upstream-cache': upstreamCacheMigration,
     '0003-account-rate-limits': accountRateLimitsMigration,
+    '0004-api-keys': apiKeysMigration(engine),
+    '0007-admin': adminMigration(engine),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
