@@ -22,7 +22,7 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import { LoginThrottle, RequestLimiter } from './login-throttle.js';
-import { docsPage, type OpenApiCollector } from './openapi-document.js';
+import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
 import type { User, UserService } from './user.service.js';
 
 export interface AdminApiOptions {
@@ -99,6 +99,24 @@ function requireAuth(app: FastifyInstance, users: UserService, audience: 'operat
 }
 
 /**
+ * The documentation page of both APIs' document, with its script and style served from this
+ * service (no CDN: it must work offline and under its Content-Security-Policy). Public, like the
+ * document itself.
+ */
+function registerDocsPage(app: FastifyInstance): void {
+  const page = docsPage('/admin/api/openapi.json', '/admin/api/docs');
+  const assets = { script: docsAsset('script'), style: docsAsset('style') };
+  app.get('/docs', { config: { public: true } }, (_request, reply) =>
+    reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_PAGE_POLICY).header('x-content-type-options', 'nosniff').send(page),
+  );
+  for (const asset of ['script', 'style'] as const) {
+    app.get(`/docs/${DOCS_ASSETS[asset].name}`, { config: { public: true } }, (_request, reply) =>
+      reply.type(DOCS_ASSETS[asset].type).header('x-content-type-options', 'nosniff').send(assets[asset]),
+    );
+  }
+}
+
+/**
  * The operators' API under /admin/api (issue 16): accounts, keys, credits, ledger, usage, users,
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
@@ -109,7 +127,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options
   installErrorHandling(app, '/admin/api');
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
-  app.get('/docs', { config: { public: true } }, (_request, reply) => reply.type('text/html; charset=utf-8').send(docsPage('/admin/api/openapi.json')));
+  registerDocsPage(app);
   limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
   requireAuth(app, options.users, 'operator');
   registerSessionRoutes(app, options.users, throttle, 'operator', 'admin: session');

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { errorResponse, type Schema } from './api-schemas.js';
 
@@ -31,7 +32,7 @@ export class OpenApiCollector {
     app.addHook('onRoute', (route: RouteOptions) => {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
-        if (method === 'HEAD' || route.url.endsWith('/openapi.json') || route.url.endsWith('/docs')) continue;
+        if (method === 'HEAD' || route.url.endsWith('/openapi.json') || route.url.endsWith('/docs') || route.url.includes('/docs/')) continue;
         this.routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, public: (route.config as { public?: boolean } | undefined)?.public === true });
       }
     });
@@ -87,14 +88,39 @@ export class OpenApiCollector {
   }
 }
 
-/** An interactive documentation page for the document (Scalar's API reference, from its CDN). */
-export function docsPage(documentUrl: string): string {
+/** The page's script and style, files of this project (docs-page/), served beside the page. */
+export const DOCS_ASSETS = {
+  script: { name: 'admin-docs.js', type: 'text/javascript; charset=utf-8' },
+  style: { name: 'admin-docs.css', type: 'text/css; charset=utf-8' },
+} as const;
+
+/** The text of one of the page's assets, read once at start-up. */
+export function docsAsset(asset: keyof typeof DOCS_ASSETS): string {
+  return readFileSync(new URL(`./docs-page/${DOCS_ASSETS[asset].name}`, import.meta.url), 'utf8');
+}
+
+/**
+ * The page loads only its own script and style from this origin and talks only to it: no inline
+ * code and no CDN, so it works where the Internet is out of reach, under this policy.
+ */
+export const DOCS_PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** The documentation page of the document at `documentUrl`; its assets are under `${assetBase}/`. */
+export function docsPage(documentUrl: string, assetBase: string): string {
   return `<!doctype html>
 <html lang="en">
-<head><meta charset="utf-8"><title>vehicle-lookup admin API</title><meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>vehicle-lookup admin and account API</title>
+<link rel="stylesheet" href="${assetBase}/${DOCS_ASSETS.style.name}">
+<script src="${assetBase}/${DOCS_ASSETS.script.name}" defer></script>
+</head>
 <body>
-<script id="api-reference" data-url="${documentUrl}"></script>
-<script src="https://cdn.jsdelivr.net/npm/@scalar/api-reference@1"></script>
+<main id="api-docs" data-url="${documentUrl}">
+<p>Loading the API description from <a href="${documentUrl}">${documentUrl}</a>; this page needs JavaScript.</p>
+</main>
 </body>
 </html>
 `;
