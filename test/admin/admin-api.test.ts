@@ -118,6 +118,9 @@ describe.each(ENGINES)('admin API on %s', (engine) => {
     const call = as(t, await operator(t, 'root'));
     for (const name of ['alpha', 'beta', 'alpine']) expect((await call('POST', '/admin/api/accounts', { username: name, credits: name === 'beta' ? 5 : 0 })).statusCode).toBe(201);
     expect((await call('GET', '/admin/api/accounts?search=alp')).json()).toMatchObject({ total: 2, accounts: [{ username: 'alpha' }, { username: 'alpine' }] });
+    // Case does not matter on either engine (LIKE ignores it on SQLite only), and % is literal.
+    expect((await call('GET', '/admin/api/accounts?search=ALP')).json()).toMatchObject({ total: 2, accounts: [{ username: 'alpha' }, { username: 'alpine' }] });
+    expect((await call('GET', '/admin/api/accounts?search=a%25e')).json()).toMatchObject({ total: 0, accounts: [] });
     expect((await call('GET', '/admin/api/accounts?limit=1&offset=1')).json()).toMatchObject({ total: 3, accounts: [{ username: 'alpine' }] });
     const patched = await call('PATCH', '/admin/api/accounts/beta', { disabled: true, requireApiKey: true, rateLimits: { perSecond: 5, perDay: null } });
     expect(patched.json()).toMatchObject({ status: 'disabled', requireApiKey: true, rateLimits: { perSecond: 5, perDay: null } });
