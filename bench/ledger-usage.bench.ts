@@ -38,9 +38,10 @@ async function fill(storage: Storage): Promise<number> {
         created_at: new Date(start + Math.floor((n / ROWS) * DAYS * 86_400_000)).toISOString(),
       };
     });
-    await storage.db.transaction().execute((trx) => trx.insertInto('ledger').values(values).execute());
+    await storage.transaction((tx) => tx.db.insertInto('ledger').values(values).execute());
   }
-  if (storage.engine === 'postgres') await sql`analyze ledger`.execute(db);
+  // Both engines take ANALYZE with a table name: fresh statistics for the planner before measuring.
+  await sql`analyze ledger`.execute(db);
   return target.id;
 }
 
