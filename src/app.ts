@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
+import { OpenApiCollector } from './admin/openapi-document.js';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './ops/request-logger.js';
@@ -215,6 +217,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   await app.register(imagePlugin, { imagesDir: config.imagesDir });
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
+  // The admin and self-service API (issue 16).
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector() };
+  await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
+  await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
   // Added after the store's hook so that it runs before it (Fastify runs onClose hooks last added

@@ -4,6 +4,10 @@ import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
 import { DEFAULT_ALERT_CONFIG, type AlertConfig } from './alerts/alert-config.js';
 import { createAlerting, type Alerting, type WarnLog } from './alerts/alerting.js';
+import { ApiKeyRepository } from './accounts/api-key.repository.js';
+import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
+import { UserService } from './admin/user.service.js';
+import { AuditLog, type Actor } from './audit/audit-log.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
@@ -34,6 +38,8 @@ export interface CoreServiceOptions {
   readonly clock: Clock;
   /** Account changes shared between instances (Redis); without it, each process sees its own. */
   readonly accountChanges?: AccountChangeFeed;
+  /** Whom the audit log names for changes made through `accounts` (the CLI: its user); default: system. */
+  readonly actor?: Actor;
 }
 
 /** The core's options plus what the lookup pipeline needs (the server's; Config holds them). */
@@ -68,6 +74,10 @@ export interface CoreServices {
   readonly records: RecordRepository;
   readonly testPlates: TestPlates;
   readonly accounts: AccountService;
+  /** The append-only audit log (issue 16). */
+  readonly audit: AuditLog;
+  /** Operators and customer users, sessions, invites and operator tokens (issue 16). */
+  readonly users: UserService;
   readonly importer: JsonlImporter;
 }
 
@@ -112,12 +122,16 @@ function buildCore(storage: Storage, options: CoreServiceOptions): Core {
   };
   // Parsed records of the local store, at most 20,000 (lookup-pipeline.ts findRecord).
   const recordCache = new VersionedCache<unknown>(changes.current, 20_000);
+  const audit = new AuditLog(db, options.clock);
+  const accounts = new AccountService(storage, accountRepository, ledger, options.clock, { invalidate: accountChanged }, undefined, audit, options.actor);
   const services: CoreServices = {
     storage,
     catalogue,
     records,
     testPlates: new TestPlates(records, changes.current),
-    accounts: new AccountService(storage, accountRepository, ledger, options.clock, { invalidate: accountChanged }),
+    accounts,
+    audit,
+    users: new UserService(storage, options.clock, audit, accounts, options.actor),
     importer: new JsonlImporter(new RecordValidator(catalogue), records, storage, options.clock, () => {
       recordCache.clear();
     }),
@@ -141,6 +155,8 @@ const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
 export function createServices(storage: Storage, options: ServiceOptions): Services {
   const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
   const local = new LocalStoreProvider(core.records);
+  // Keys' last_used_at, written at most once a minute per key, off the request (issue 16).
+  const keyUsage = new KeyUsageRecorder(storage, new ApiKeyRepository(storage.db));
   // Upstream and offline providers register here, one line each (issue 4).
   const vin = offlineVinRegistration(options.vin ?? VIN_OFF, options.clock);
   const registrations: ProviderRegistration[] = [
@@ -173,6 +189,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     onDebited: (accountId, cost, balanceAfter) => {
       alerting.alerts.onDebit(accountId, cost, balanceAfter);
     },
+    onKeyUsed: (keyId, nowMs) => {
+      keyUsage.note(keyId, nowMs);
+    },
   });
   return {
     ...core,
@@ -181,6 +200,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     alerting,
     close: async () => {
       await alerting.close();
+      await keyUsage.flush();
       (vin.provider as { close?: () => void }).close?.();
     },
   };

@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { AccountsTable, Db, Tx } from '../storage/database.js';
+import { sql, type Selectable } from 'kysely';
+import type { AccountsTable, ApiKeysTable, Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 import { toAccount, type Account, type AccountRateLimits } from './account.js';
 
@@ -7,23 +7,62 @@ import { toAccount, type Account, type AccountRateLimits } from './account.js';
 export class AccountRepository {
   /** Every authenticated request runs this one. */
   private readonly byUsername: PreparedQuery<Selectable<AccountsTable>>;
+  /** The keys that have not been revoked; expired ones are refused when verified (matchApiKey). */
+  private readonly liveKeys: PreparedQuery<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>;
 
   constructor(private readonly db: Db) {
     this.byUsername = new PreparedQuery(1, (p) => db.selectFrom('accounts').selectAll().where('username', '=', p(0)));
+    this.liveKeys = new PreparedQuery(1, (p) =>
+      db.selectFrom('api_keys').select(['id', 'key_hash', 'expires_at']).where('account_id', '=', p(0)).where('revoked_at', 'is', null).orderBy('id'),
+    );
   }
 
   async findByUsername(username: string): Promise<Account | undefined> {
     const { rows } = await this.byUsername.execute(this.db, username);
-    return rows[0] ? toAccount(rows[0]) : undefined;
+    const row = rows[0];
+    if (!row) return undefined;
+    const keys = await this.liveKeys.execute(this.db, row.id);
+    return toAccount(row, keys.rows);
   }
 
-  async insert(tx: Tx, input: { username: string; apiKeyHash: string; createdAt: string }): Promise<Account> {
+  /** A new account, without keys yet (ApiKeyRepository.insert in the same transaction). */
+  async insert(tx: Tx, input: { username: string; createdAt: string }): Promise<Account> {
     const row = await tx.db
       .insertInto('accounts')
-      .values({ username: input.username, api_key_hash: input.apiKeyHash, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
+      .values({ username: input.username, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
       .returningAll()
       .executeTakeFirstOrThrow();
-    return toAccount(row);
+    return toAccount(row, []);
+  }
+
+  /** Accounts by username, optionally those whose username contains `search`. */
+  async list(options: { search?: string | undefined; limit: number; offset: number }): Promise<{ accounts: Account[]; total: number }> {
+    let query = this.db.selectFrom('accounts');
+    if (options.search !== undefined && options.search !== '') {
+      // LIKE wildcards in the search are matched literally. lower() on both sides: LIKE ignores
+      // case on SQLite and not on PostgreSQL, so this one query answers alike on both.
+      const pattern = `%${options.search.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      query = query.where(sql<boolean>`lower(username) like ${pattern} escape '\\'`);
+    }
+    const rows = await query.selectAll().orderBy('username').limit(options.limit).offset(options.offset).execute();
+    const total = await query.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    return { accounts: rows.map((r) => toAccount(r, [])), total: Number(total.n) };
+  }
+
+  /** Closes an account: disabled for good, every key revoked, the ledger kept. */
+  async close(tx: Tx, accountId: number, at: string): Promise<void> {
+    await tx.db.updateTable('accounts').set({ disabled: 1, closed_at: at }).where('id', '=', accountId).execute();
+    await tx.db.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
+  }
+
+  /** Deletes an account that has no ledger rows, with its keys and users. */
+  async delete(tx: Tx, accountId: number): Promise<void> {
+    const users = tx.db.selectFrom('users').select('id').where('account_id', '=', accountId);
+    await tx.db.deleteFrom('sessions').where('user_id', 'in', users).execute();
+    await tx.db.deleteFrom('invites').where('user_id', 'in', users).execute();
+    await tx.db.deleteFrom('users').where('account_id', '=', accountId).execute();
+    await tx.db.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
+    await tx.db.deleteFrom('accounts').where('id', '=', accountId).execute();
   }
 
   async count(): Promise<number> {
@@ -32,13 +71,13 @@ export class AccountRepository {
   }
 
   async update(
+    tx: Tx,
     username: string,
-    changes: { apiKeyHash?: string; disabled?: boolean; requireApiKey?: boolean; rateLimits?: Partial<AccountRateLimits> },
+    changes: { disabled?: boolean; requireApiKey?: boolean; rateLimits?: Partial<AccountRateLimits> },
   ): Promise<Account | undefined> {
-    const row = await this.db
+    const row = await tx.db
       .updateTable('accounts')
       .set({
-        ...(changes.apiKeyHash !== undefined ? { api_key_hash: changes.apiKeyHash } : {}),
         ...(changes.disabled !== undefined ? { disabled: changes.disabled ? 1 : 0 } : {}),
         ...(changes.requireApiKey !== undefined ? { require_api_key: changes.requireApiKey ? 1 : 0 } : {}),
         ...(changes.rateLimits?.perSecond !== undefined ? { rate_limit_per_second: changes.rateLimits.perSecond } : {}),
@@ -47,6 +86,8 @@ export class AccountRepository {
       .where('username', '=', username)
       .returningAll()
       .executeTakeFirst();
-    return row ? toAccount(row) : undefined;
+    if (!row) return undefined;
+    const keys = await this.liveKeys.execute(tx.db, row.id);
+    return toAccount(row, keys.rows);
   }
 }

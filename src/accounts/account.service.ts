@@ -1,12 +1,15 @@
 import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledger.repository.js';
 import type { Clock } from '../shared/clock.js';
+import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Storage } from '../storage/create-database.js';
+import type { Tx } from '../storage/database.js';
 import type { Account, AccountRateLimits } from './account.js';
-import { USERNAME_PATTERN } from './account.js';
+import { accountStatus, USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
-import { generateApiKey, hashApiKey, type RandomBytes } from './api-key.js';
+import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, type RandomBytes } from './api-key.js';
+import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 
-export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID';
+export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'INSUFFICIENT_CREDITS';
 
 /** An operator's request that cannot be carried out (bad name, unknown account...). */
 export class AccountError extends Error {
@@ -22,10 +25,22 @@ export class AccountError extends Error {
 /** Largest single top-up; keeps balances far from integer overflow on either engine. */
 export const MAX_TOP_UP = 1_000_000_000;
 
+/** Live keys an account may hold: each lookup compares the presented key with all of them. */
+export const MAX_LIVE_KEYS = 20;
+
+/** Longest grace period of a rolled key (30 days), and the default (24 hours). */
+export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 3600;
+export const DEFAULT_ROLL_GRACE_SECONDS = 24 * 3600;
+
+/** Key names: 1 to 64 letters, digits, spaces and . _ @ : - */
+export const KEY_NAME_PATTERN = /^[\p{L}\p{N} ._@:-]{1,64}$/u;
+
 /** Account and credit administration, shared by the CLI, start-up seeding and tests. */
 export class AccountService {
+  private readonly keys: ApiKeyRepository;
+
   constructor(
-    private readonly storage: Pick<Storage, 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
@@ -35,7 +50,29 @@ export class AccountService {
      */
     private readonly cache?: { invalidate(username: string): void | Promise<void> },
     private readonly random?: RandomBytes,
-  ) {}
+    /** Where changes are recorded (issue 16); none: not recorded (tests of other parts). */
+    private readonly audit?: AuditLog,
+    /** Who the changes are recorded as made by (withActor). */
+    private readonly actor: Actor = SYSTEM_ACTOR,
+  ) {
+    this.keys = new ApiKeyRepository(storage.db);
+  }
+
+  /** The same service, recording its changes as made by `actor` (an API user, the CLI). */
+  withActor(actor: Actor): AccountService {
+    return new AccountService(this.storage, this.accounts, this.ledger, this.clock, this.cache, this.random, this.audit, actor);
+  }
+
+  private async record(
+    tx: Tx,
+    action: string,
+    target: string,
+    before?: Record<string, unknown>,
+    after?: Record<string, unknown>,
+    targetKind: 'account' | 'api-key' = 'account',
+  ): Promise<void> {
+    await this.audit?.record(tx, this.actor, { action, targetKind, target, before, after });
+  }
 
   /** Creates an account and returns its API key: the only time the key is ever shown. */
   async create(username: string, credits = 0): Promise<{ account: Account; apiKey: string }> {
@@ -47,11 +84,13 @@ export class AccountService {
     const apiKey = generateApiKey(this.random);
     const now = this.clock.now().toISOString();
     const account = await this.storage.transaction(async (tx) => {
-      const created = await this.accounts.insert(tx, { username, apiKeyHash: hashApiKey(apiKey), createdAt: now });
+      const created = await this.accounts.insert(tx, { username, createdAt: now });
+      await this.keys.insert(tx, { accountId: created.id, name: 'default', ...secretParts(apiKey), createdAt: now });
       if (credits > 0) await this.ledger.topUp(tx, created.id, credits, now, 'initial credits');
+      await this.record(tx, 'account.create', username, undefined, { credits });
       return { ...created, credits };
     });
-    return { account, apiKey };
+    return { account: await this.show(account.username), apiKey };
   }
 
   async show(username: string): Promise<Account> {
@@ -60,11 +99,84 @@ export class AccountService {
     return account;
   }
 
-  /** Replaces the API key; the old one stops working at once. */
+  /** Replaces every key of the account with one new key; the old ones stop working at once. */
   async rotateKey(username: string): Promise<string> {
+    const account = await this.show(username);
     const apiKey = generateApiKey(this.random);
-    await this.change(username, { apiKeyHash: hashApiKey(apiKey) });
+    const now = this.clock.now().toISOString();
+    await this.storage.transaction(async (tx) => {
+      const revoked = await this.keys.revoke(tx, account.id, now);
+      const key = await this.keys.insert(tx, { accountId: account.id, name: 'default', ...secretParts(apiKey), createdAt: now });
+      await this.record(tx, 'key.rotate', username, { liveKeys: revoked }, { keyId: key.id, keyPrefix: key.prefix });
+    });
+    await this.cache?.invalidate(username);
     return apiKey;
+  }
+
+  /** Every key of the account, revoked and expired ones included (never a secret). */
+  async listKeys(username: string): Promise<ApiKeyInfo[]> {
+    return this.keys.list((await this.show(username)).id);
+  }
+
+  /** A new key beside the existing ones; the secret is returned this once only. */
+  async createKey(username: string, name: string): Promise<{ key: ApiKeyInfo; apiKey: string }> {
+    checkKeyName(name);
+    const account = await this.show(username);
+    if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+    const apiKey = generateApiKey(this.random);
+    const key = await this.storage.transaction(async (tx) => {
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+      await this.record(tx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix }, 'account');
+      return inserted;
+    });
+    await this.cache?.invalidate(username);
+    return { key, apiKey };
+  }
+
+  /** Revokes one key: refused from the next lookup on (see AccountCache for other instances). */
+  async revokeKey(username: string, keyId: number): Promise<ApiKeyInfo> {
+    const account = await this.show(username);
+    const before = await this.keys.find(account.id, keyId);
+    if (!before) throw new AccountError('NOT_FOUND', `account ${username} has no key ${keyId}`);
+    await this.storage.transaction(async (tx) => {
+      await this.keys.revoke(tx, account.id, this.clock.now().toISOString(), keyId);
+      await this.record(tx, 'key.revoke', username, { keyId, keyName: before.name, revokedAt: before.revokedAt }, { keyId, revoked: true });
+    });
+    await this.cache?.invalidate(username);
+    return (await this.keys.find(account.id, keyId)) as ApiKeyInfo;
+  }
+
+  /**
+   * Rolls a key: a new key with the same name now, while the old one keeps working for
+   * `graceSeconds` (default 24 h) so clients can be moved over without an outage.
+   */
+  async rollKey(username: string, keyId: number, graceSeconds = DEFAULT_ROLL_GRACE_SECONDS): Promise<{ key: ApiKeyInfo; apiKey: string; old: ApiKeyInfo }> {
+    if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROLL_GRACE_SECONDS) {
+      throw new AccountError('INVALID', `the grace period must be a whole number of seconds from 0 to ${MAX_ROLL_GRACE_SECONDS}`);
+    }
+    const account = await this.show(username);
+    const old = await this.keys.find(account.id, keyId);
+    const nowMs = this.clock.now().getTime();
+    if (!old || old.revokedAt !== null || (old.expiresAt !== null && Date.parse(old.expiresAt) <= nowMs)) {
+      throw new AccountError('NOT_FOUND', `account ${username} has no live key ${keyId}`);
+    }
+    if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+    const apiKey = generateApiKey(this.random);
+    const now = new Date(nowMs).toISOString();
+    const key = await this.storage.transaction(async (tx) => {
+      const expiresAt = new Date(nowMs + graceSeconds * 1000).toISOString();
+      await this.keys.expire(tx, account.id, keyId, expiresAt);
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now });
+      await this.record(tx, 'key.roll', username, { keyId, expiresAt: old.expiresAt }, { keyId, expiresAt, newKeyId: inserted.id, keyPrefix: inserted.prefix });
+      return inserted;
+    });
+    await this.cache?.invalidate(username);
+    return { key, apiKey, old: (await this.keys.find(account.id, keyId)) as ApiKeyInfo };
+  }
+
+  private liveCount(account: Account): number {
+    const now = this.clock.now().getTime();
+    return account.apiKeys.filter((k) => k.expiresAtMs === null || k.expiresAtMs > now).length;
   }
 
   setDisabled(username: string, disabled: boolean): Promise<Account> {
@@ -87,12 +199,58 @@ export class AccountService {
   }
 
   /** Adds credits; returns the new balance. */
-  async addCredits(username: string, amount: number, note: string | null = null): Promise<number> {
+  async addCredits(username: string, amount: number, note: string | null = null, reference: string | null = null): Promise<number> {
     checkAmount(amount, false);
     const account = await this.show(username);
-    const balance = await this.storage.transaction((tx) => this.ledger.topUp(tx, account.id, amount, this.clock.now().toISOString(), note));
+    const now = this.clock.now().toISOString();
+    const balance = await this.storage.transaction(async (tx) => {
+      const after = reference === null ? await this.ledger.topUp(tx, account.id, amount, now, note) : ((await this.ledger.adjust(tx, account.id, amount, now, reference, note)) as number);
+      await this.record(tx, 'credits.grant', username, { credits: after - amount }, { credits: after, amount, reference, note });
+      return after;
+    });
     await this.cache?.invalidate(username);
     return balance;
+  }
+
+  /** Takes credits back (a ledger row of kind `removal`); refused when the balance is smaller. */
+  async removeCredits(username: string, amount: number, reference: string | null, note: string | null): Promise<number> {
+    checkAmount(amount, false);
+    const account = await this.show(username);
+    const balance = await this.storage.transaction(async (tx) => {
+      const after = await this.ledger.adjust(tx, account.id, -amount, this.clock.now().toISOString(), reference, note);
+      if (after === undefined) return undefined;
+      await this.record(tx, 'credits.remove', username, { credits: after + amount }, { credits: after, amount, reference, note });
+      return after;
+    });
+    if (balance === undefined) throw new AccountError('INSUFFICIENT_CREDITS', `account ${username} has fewer than ${amount} credits`);
+    await this.cache?.invalidate(username);
+    return balance;
+  }
+
+  /** Accounts by username, optionally filtered by a part of it. */
+  list(options: { search?: string | undefined; limit: number; offset: number }): Promise<{ accounts: Account[]; total: number }> {
+    return this.accounts.list(options);
+  }
+
+  /**
+   * Deletes an account that has never had a ledger row; one with a ledger is closed instead
+   * (credits are money: its history stays). Returns what was done.
+   */
+  async deleteOrClose(username: string, ledger: { hasRows(accountId: number, tx: Tx): Promise<boolean> }): Promise<'deleted' | 'closed'> {
+    const account = await this.show(username);
+    const before = describeForAudit(account);
+    const outcome = await this.storage.transaction(async (tx) => {
+      if (await ledger.hasRows(account.id, tx)) {
+        await this.accounts.close(tx, account.id, this.clock.now().toISOString());
+        await this.record(tx, 'account.close', username, before, { status: 'closed' });
+        return 'closed' as const;
+      }
+      await this.accounts.delete(tx, account.id);
+      await this.record(tx, 'account.delete', username, before, undefined);
+      return 'deleted' as const;
+    });
+    await this.cache?.invalidate(username);
+    return outcome;
   }
 
   async usage(username: string, since?: string): Promise<LedgerEntry[]> {
@@ -109,8 +267,15 @@ export class AccountService {
     return (await this.accounts.count()) === 0;
   }
 
-  private async change(username: string, changes: Parameters<AccountRepository['update']>[1]): Promise<Account> {
-    const account = await this.accounts.update(username, changes);
+  private async change(username: string, changes: Parameters<AccountRepository['update']>[2]): Promise<Account> {
+    const before = await this.show(username);
+    if (before.closedAt !== null && changes.disabled === false) throw new AccountError('INVALID', `account ${username} is closed and cannot be enabled again`);
+    // The change and its audit row commit together.
+    const account = await this.storage.transaction(async (tx) => {
+      const updated = await this.accounts.update(tx, username, changes);
+      if (updated) await this.record(tx, 'account.update', username, describeForAudit(before), describeForAudit(updated));
+      return updated;
+    });
     await this.cache?.invalidate(username);
     if (!account) throw new AccountError('NOT_FOUND', `no account named ${username}`);
     return account;
@@ -125,6 +290,20 @@ function checkLimit(value: number | null, max: number, what: string): void {
   if (value !== null && (!Number.isInteger(value) || value < 0 || value > max)) {
     throw new AccountError('INVALID', `${what} must be a whole number from 0 (no limit) to ${max}`);
   }
+}
+
+/** The settings of an account as the audit log records them. */
+function describeForAudit(account: Account): Record<string, unknown> {
+  return { status: accountStatus(account), disabled: account.disabled, requireApiKey: account.requireApiKey, rateLimits: account.rateLimits };
+}
+
+/** What is stored of a new key: its visible prefix and its hash. */
+function secretParts(apiKey: string): { prefix: string; hash: string } {
+  return { prefix: apiKey.slice(0, KEY_PREFIX_LENGTH), hash: hashApiKey(apiKey) };
+}
+
+function checkKeyName(name: string): void {
+  if (!KEY_NAME_PATTERN.test(name)) throw new AccountError('INVALID', 'a key name must be 1 to 64 letters, digits, spaces or . _ @ : -');
 }
 
 function checkAmount(amount: number, zeroAllowed: boolean): void {

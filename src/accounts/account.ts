@@ -1,11 +1,13 @@
-import type { AccountsTable } from '../storage/database.js';
 import type { Selectable } from 'kysely';
+import type { AccountsTable, ApiKeysTable } from '../storage/database.js';
+import type { LiveKey } from './api-key.js';
 
 /** An account as the domain sees it. */
 export interface Account {
   readonly id: number;
   readonly username: string;
-  readonly apiKeyHash: string;
+  /** The keys that authenticate the account (not revoked; a rolled key until it expires). */
+  readonly apiKeys: readonly LiveKey[];
   readonly credits: number;
   readonly disabled: boolean;
   /** When set, the XML bindings require the API key (HTTP Basic) as well as the username. */
@@ -13,6 +15,16 @@ export interface Account {
   readonly createdAt: string;
   /** The account's own rate limits, as stored (see AccountRateLimits). */
   readonly rateLimits: AccountRateLimits;
+  /** Set when the account was closed (issue 16): disabled for good, keys revoked, ledger kept. */
+  readonly closedAt: string | null;
+}
+
+/** What the balance route answers besides the credits. */
+export type AccountStatus = 'active' | 'disabled' | 'closed';
+
+export function accountStatus(account: Account): AccountStatus {
+  if (account.closedAt !== null) return 'closed';
+  return account.disabled ? 'disabled' : 'active';
 }
 
 /**
@@ -25,16 +37,17 @@ export interface AccountRateLimits {
   readonly perDay: number | null;
 }
 
-export function toAccount(row: Selectable<AccountsTable>): Account {
+export function toAccount(row: Selectable<AccountsTable>, keys: ReadonlyArray<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>): Account {
   return {
     id: row.id,
     username: row.username,
-    apiKeyHash: row.api_key_hash,
+    apiKeys: keys.map((k) => ({ id: k.id, hash: k.key_hash, expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) })),
     credits: row.credits,
     disabled: row.disabled !== 0,
     requireApiKey: row.require_api_key !== 0,
     createdAt: row.created_at,
     rateLimits: { perSecond: row.rate_limit_per_second, perDay: row.rate_limit_per_day },
+    closedAt: row.closed_at,
   };
 }
 

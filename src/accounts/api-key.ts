@@ -3,6 +3,9 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 /** Random source for keys; tests may pass a deterministic one. */
 export type RandomBytes = (size: number) => Buffer;
 
+/** Characters of a key kept in clear as its visible prefix (48 of its 256 bits). */
+export const KEY_PREFIX_LENGTH = 8;
+
 /** 32 random bytes, base64url: 43 characters, no padding, safe in Basic auth and shells. */
 export function generateApiKey(random: RandomBytes = randomBytes): string {
   return random(32).toString('base64url');
@@ -19,7 +22,32 @@ export function hashApiKey(apiKey: string): string {
 
 /** Compares a presented key with a stored hash in constant time. */
 export function verifyApiKey(apiKey: string, storedHash: string): boolean {
-  const presented = Buffer.from(hashApiKey(apiKey), 'hex');
+  return hashMatches(Buffer.from(hashApiKey(apiKey), 'hex'), storedHash);
+}
+
+function hashMatches(presented: Buffer, storedHash: string): boolean {
   const stored = Buffer.from(storedHash, 'hex');
   return presented.length === stored.length && timingSafeEqual(presented, stored);
+}
+
+/** A key that authenticates its account, as the account cache holds it. */
+export interface LiveKey {
+  readonly id: number;
+  readonly hash: string;
+  /** Milliseconds since the epoch after which the key no longer works (a rolled key); null: never. */
+  readonly expiresAtMs: number | null;
+}
+
+/**
+ * The id of the live key `apiKey` is, or undefined. The key is hashed once and compared with every
+ * live key of the account in constant time (an account has a handful at most).
+ */
+export function matchApiKey(apiKey: string, keys: readonly LiveKey[], nowMs: number): number | undefined {
+  const presented = Buffer.from(hashApiKey(apiKey), 'hex');
+  let found: number | undefined;
+  for (const key of keys) {
+    // No early exit: every key is compared, so timing does not tell which one matched.
+    if (hashMatches(presented, key.hash) && (key.expiresAtMs === null || key.expiresAtMs > nowMs)) found = key.id;
+  }
+  return found;
 }

@@ -1,3 +1,5 @@
+import { hostname, userInfo } from 'node:os';
+import type { Actor } from '../audit/audit-log.js';
 import { loadCoreConfig, type CoreConfig } from '../config.js';
 import { openRedis } from '../redis/redis-services.js';
 import { createCoreServices, type CoreServices } from '../services.js';
@@ -48,11 +50,23 @@ export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: C
           },
         );
   try {
-    return await work(createCoreServices(storage, { clock: systemClock, ...(redis ? { accountChanges: redis.accountChanges } : {}) }), config);
+    // Changes made here are recorded in the audit log as the operating-system user's (issue 16).
+    return await work(createCoreServices(storage, { clock: systemClock, actor: cliActor(), ...(redis ? { accountChanges: redis.accountChanges } : {}) }), config);
   } finally {
     await redis?.close();
     await storage.close();
   }
+}
+
+/** The audit log's actor for changes made with the CLI: the operating-system user on this host. */
+export function cliActor(): Actor {
+  let name = 'unknown';
+  try {
+    name = userInfo().username;
+  } catch {
+    // No passwd entry (some containers): the audit row still says the CLI made the change.
+  }
+  return { kind: 'cli', name, address: hostname() };
 }
 
 /** Errors a command reports as a plain message and exit code 1 (no stack trace). */

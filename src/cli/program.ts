@@ -1,3 +1,4 @@
+import { registerAdminCommands } from './commands/admin.command.js';
 import { Command, CommanderError } from 'commander';
 import { AccountError } from '../accounts/account.service.js';
 import { ConfigError } from '../config.js';
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
   registerTestPlateCommands(program, env, io);
   registerMigrateStoreCommand(program, env, io);
   registerVinCommands(program, env, io);
+  registerAdminCommands(program, env, io);
   return program;
 }
 

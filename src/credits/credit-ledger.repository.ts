@@ -5,7 +5,7 @@ import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
   readonly id: number;
-  readonly kind: 'debit' | 'topup';
+  readonly kind: 'debit' | 'topup' | 'removal';
   readonly operation: string | null;
   readonly interface: string | null;
   readonly query: string | null;
@@ -179,6 +179,36 @@ export class CreditLedgerRepository {
       })
       .execute();
     await rearmCreditAlerts(tx, accountId, updated.credits);
+    return updated.credits;
+  }
+
+  /**
+   * An operator's grant (positive) or removal (negative) of credits with its reference and note.
+   * A removal is conditional like a debit: undefined when the balance does not cover it.
+   */
+  async adjust(tx: Tx, accountId: number, delta: number, createdAt: string, reference: string | null, note: string | null): Promise<number | undefined> {
+    let update = tx.db
+      .updateTable('accounts')
+      .set((eb) => ({ credits: eb('credits', '+', delta) }))
+      .where('id', '=', accountId);
+    if (delta < 0) update = update.where('credits', '>=', -delta);
+    const updated = await update.returning('credits').executeTakeFirst();
+    if (!updated) return undefined;
+    await tx.db
+      .insertInto('ledger')
+      .values({
+        account_id: accountId,
+        kind: delta < 0 ? 'removal' : 'topup',
+        operation: null,
+        interface: null,
+        query: note,
+        delta,
+        balance_after: updated.credits,
+        request_id: null,
+        created_at: createdAt,
+        reference,
+      })
+      .execute();
     return updated.credits;
   }
 

@@ -1,6 +1,6 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
-import { verifyApiKey } from '../accounts/api-key.js';
+import { matchApiKey } from '../accounts/api-key.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
@@ -107,6 +107,8 @@ export interface LookupPipelineDeps {
   readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
   /** Stored answers by Idempotency-Key (the replay stage); without it a key is refused. */
   readonly replays?: IdempotentReplays;
+  /** Told which API key authenticated a lookup (KeyUsageRecorder: last_used_at, off the hot path). */
+  readonly onKeyUsed?: (keyId: number, nowMs: number) => void;
 }
 
 /**
@@ -305,8 +307,7 @@ export class LookupPipeline {
 
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
   private nowIso(): string {
-    const clock = this.deps.clock;
-    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    const ms = this.nowMs();
     if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
     return this.lastIso.iso;
   }
@@ -318,10 +319,24 @@ export class LookupPipeline {
   }
 
   private checkKey(account: Account | undefined, basic: BasicCredentials): Account {
-    if (!account || !verifyApiKey(basic.apiKey, account.apiKeyHash)) {
+    if (!account || !this.liveKeyMatches(account, basic.apiKey)) {
       throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
     }
     return this.ensureEnabled(account);
+  }
+
+  /** Whether `apiKey` is any live key of the account (issue 16: several keys, rolled keys in grace). */
+  private liveKeyMatches(account: Account, apiKey: string): boolean {
+    const ms = this.nowMs();
+    const keyId = matchApiKey(apiKey, account.apiKeys, ms);
+    if (keyId === undefined) return false;
+    this.deps.onKeyUsed?.(keyId, ms);
+    return true;
+  }
+
+  private nowMs(): number {
+    const clock = this.deps.clock;
+    return clock.millis ? clock.millis() : clock.now().getTime();
   }
 
   private authenticateByUsername(username: string | undefined, basic: BasicCredentials | undefined): MaybePromise<Account> {
@@ -343,7 +358,8 @@ export class LookupPipeline {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     const keyRequired = account.requireApiKey || this.deps.requireApiKeyEverywhere;
     if (!keyRequired && !account.disabled) return account;
-    const keyed = basic !== undefined && basic.username === account.username && verifyApiKey(basic.apiKey, account.apiKeyHash);
+    // Any live key of the account counts (issue 16: several keys, a rolled key in its grace period).
+    const keyed = basic !== undefined && basic.username === account.username && this.liveKeyMatches(account, basic.apiKey);
     // The code still says why (metrics); the message is the unknown name's.
     if (!keyed && account.disabled) throw new LookupError('ACCOUNT_DISABLED', MESSAGES.usernameIncorrect);
     if (!keyed) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);

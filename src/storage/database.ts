@@ -4,7 +4,6 @@ import type { ColumnType, CompiledQuery, Generated, Kysely, QueryResult } from '
 export interface AccountsTable {
   id: Generated<number>;
   username: string;
-  api_key_hash: string;
   credits: number;
   /** 0/1 on SQLite, kept numeric on PostgreSQL too so queries are written once. */
   disabled: number;
@@ -13,12 +12,15 @@ export interface AccountsTable {
   /** Migration 0003: NULL = server default, 0 = no limit, N = at most N per window. */
   rate_limit_per_second: number | null;
   rate_limit_per_day: number | null;
+  /** Migration 0007: set when an account with a ledger was closed (it cannot be deleted). */
+  closed_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface LedgerTable {
   id: Generated<number>;
   account_id: number;
-  kind: 'debit' | 'topup';
+  /** `removal`: credits an operator took back (migration 0007). */
+  kind: 'debit' | 'topup' | 'removal';
   operation: string | null;
   interface: string | null;
   query: string | null;
@@ -26,6 +28,79 @@ export interface LedgerTable {
   balance_after: number;
   request_id: string | null;
   created_at: string;
+  /** Migration 0007: an operator's reference (invoice, ticket) on a grant or removal. */
+  reference: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** Migration 0004: several named keys per account, stored as hashes. */
+export interface ApiKeysTable {
+  id: Generated<number>;
+  account_id: number;
+  name: string;
+  /** The key's first characters, to tell keys apart; null for keys migrated from before 0004. */
+  prefix: string | null;
+  key_hash: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  /** Set when the key was rolled: it keeps working until then. */
+  expires_at: string | null;
+}
+
+/** Migration 0007: operators (account_id NULL) and customers' users. */
+export interface UsersTable {
+  id: Generated<number>;
+  name: string;
+  role: 'admin' | 'viewer' | 'owner' | 'member';
+  account_id: number | null;
+  /** scrypt (src/admin/password.ts); null until set from an invite. */
+  password_hash: string | null;
+  must_change_password: number;
+  disabled: number;
+  created_at: string;
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the session id the cookie carries. */
+  id_hash: string;
+  user_id: number;
+  csrf_token: string;
+  created_at: string;
+  expires_at: string;
+  address: string | null;
+}
+
+export interface InvitesTable {
+  token_hash: string;
+  user_id: number;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface OperatorTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  name: string;
+  prefix: string;
+  token_hash: string;
+  scope: 'read' | 'write';
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** Append-only: rows are inserted, never updated or deleted. */
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  actor_kind: string;
+  actor: string;
+  action: string;
+  target_kind: string;
+  target: string;
+  address: string | null;
+  before: string | null;
+  after: string | null;
 }
 
 export interface RecordsTable {
@@ -150,6 +225,12 @@ export interface IdempotencyKeysTable {
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
+  api_keys: ApiKeysTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  invites: InvitesTable;
+  operator_tokens: OperatorTokensTable;
+  audit_log: AuditLogTable;
   records: RecordsTable;
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;

@@ -344,6 +344,11 @@ describe('errors', () => {
     expect((await cli(env, ['credits', 'add', 'dvsa-half-configured', '5'])).code).toBe(0);
     expect((await cli(env, ['test-plates', 'list'])).code).toBe(0);
     expect((await cli(env, ['import', store.writeJsonl('empty-half-configured.jsonl', [])])).code).toBe(0);
+    // Issue 16's operator and audit commands are core commands too.
+    const admin = await cli(env, ['admin', 'create', 'x', '--json']);
+    expect(admin.err).toBe('');
+    expect(json(admin)).toMatchObject({ name: 'x', role: 'admin' });
+    expect((await cli(env, ['audit', '--action', 'user.create', '--json'])).code).toBe(0);
   });
 
   it('a command that uses a provider still refuses that provider\'s bad configuration, and the server refuses DVSA half set', async () => {

@@ -1,3 +1,5 @@
+import { UserService } from '../../src/admin/user.service.js';
+import { systemClock } from '../../src/shared/clock.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,15 +21,21 @@ import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js'
  */
 const FIXTURE_TABLES = [
   'accounts',
+  'api_keys',
+  'audit_log',
   'credit_alert_cursor',
   'credit_alert_fired',
   'credit_alert_settings',
   'idempotency_keys',
+  'invites',
   'ledger',
   'ncap_ratings',
+  'operator_tokens',
   'records',
+  'sessions',
   'test_plates',
   'upstream_cache',
+  'users',
   'webhook_deliveries',
   'webhook_endpoints',
   'webhook_messages',
@@ -91,6 +99,13 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await s.accounts.setRateLimits('alice', { perSecond: 50, perDay: 0 });
     await s.testPlates.add('CheckUSA', 'TEST1|CA', '2026-01-02T03:04:05.000Z');
     await new UpstreamCacheRepository(s.storage.db).put('dvla', 'AB12CDE', { status: 'found', payload: { make: 'FORD' } }, 3600, new Date());
+    // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
+    const users = new UserService(s.storage, systemClock, s.audit, s.accounts);
+    const { inviteToken } = await users.createOperator('root', 'admin', true);
+    const root = await users.acceptInvite(inviteToken ?? '', 'a long enough password');
+    await users.startSession(root, '127.0.0.1');
+    await users.createToken(root, 'ci', 'read');
+    await users.createCustomer('alice', 'owner@alice', 'owner');
 
     const charged: Array<[string, string]> = [
       ['alice', 'CheckFrance/EG258MA'],
@@ -280,7 +295,17 @@ describe('migrate-store to PostgreSQL', () => {
       sourceChangedDuringCopy: false,
     });
     expect(summary.tables).toMatchObject({ accounts: 4, records: 3, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
-    expect(summary.nextIds).toEqual({ 'accounts.id': 5, 'ledger.id': (summary.tables.ledger ?? 0) + 1, 'webhook_deliveries.id': 2, 'webhook_endpoints.id': 2 });
+    const next = (table: string): number => (summary.tables[table] ?? 0) + 1;
+    expect(summary.nextIds).toEqual({
+      'accounts.id': 5,
+      'api_keys.id': next('api_keys'),
+      'audit_log.id': next('audit_log'),
+      'ledger.id': next('ledger'),
+      'operator_tokens.id': next('operator_tokens'),
+      'users.id': next('users'),
+      'webhook_deliveries.id': 2,
+      'webhook_endpoints.id': 2,
+    });
     expect(summary.target).toBe(new URL(target.url).toString());
     expect(summary.seconds).toBeGreaterThanOrEqual(0);
     expect(run.err).toBe('');
@@ -292,7 +317,7 @@ describe('migrate-store to PostgreSQL', () => {
     expect(run.out).toMatch(/^Copied sqlite:.* to postgres:\/\/.* and verified the copy:/);
     for (const table of FIXTURE_TABLES) expect(run.out).toMatch(new RegExp(`^  ${table} +\\d+ rows?$`, 'm'));
     expect(run.out).toContain('4 accounts holding 33 credits in all; on both sides each balance equals the sum of its account\'s ledger rows (');
-    expect(run.out).toMatch(/Next ids: accounts\.id 5, ledger\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
+    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, audit_log\.id \d+, ledger\.id \d+, operator_tokens\.id \d+, users\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
   });
 
   it('refuses a target that already holds data and leaves it as it was', async () => {
@@ -314,7 +339,7 @@ describe('migrate-store to PostgreSQL', () => {
     }
     const run = await migrate();
     expect(run.code).toBe(1);
-    expect(run.err).toContain('the target database is not empty (accounts: 1 row, ledger: 1 row)');
+    expect(run.err).toContain('the target database is not empty (accounts: 1 row, audit_log: 1 row, api_keys: 1 row, ledger: 1 row)');
     expect(await targetCounts()).toMatchObject({ accounts: 1, ledger: 1, records: 0, ncap_ratings: 0, test_plates: 0 });
   });
 

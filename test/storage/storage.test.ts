@@ -41,13 +41,16 @@ describe.each(ENGINES)('storage on %s', (engine) => {
 
   it('stores only a hash of the API key, and rotation replaces it', async () => {
     const key = await t.account('kim', 1);
-    const stored = await t.services.storage.db.selectFrom('accounts').select('api_key_hash').where('username', '=', 'kim').executeTakeFirstOrThrow();
-    expect(stored.api_key_hash).not.toContain(key);
-    expect(stored.api_key_hash).toMatch(/^[0-9a-f]{64}$/);
+    const keys = () => t.services.storage.db.selectFrom('api_keys').select(['key_hash', 'prefix', 'revoked_at']).orderBy('id').execute();
+    const [stored] = await keys();
+    expect(stored?.key_hash).not.toContain(key);
+    expect(stored?.key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(stored?.prefix).toBe(key.slice(0, 8));
     const rotated = await t.services.accounts.rotateKey('kim');
-    const after = await t.services.storage.db.selectFrom('accounts').select('api_key_hash').where('username', '=', 'kim').executeTakeFirstOrThrow();
+    const after = await keys();
     expect(rotated).not.toBe(key);
-    expect(after.api_key_hash).not.toBe(stored.api_key_hash);
+    expect(after.map((k) => k.revoked_at === null)).toEqual([false, true]);
+    expect(after[1]?.key_hash).not.toBe(stored?.key_hash);
   });
 
   it('filters usage by date', async () => {

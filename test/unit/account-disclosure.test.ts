@@ -104,3 +104,34 @@ describe('account state on the XML bindings with the API key', () => {
     expect(fromStrict.get.status).toBe(200);
   });
 });
+
+describe('account state on the XML bindings with several keys (issue 16)', () => {
+  // Each answered lookup here costs a credit; the tests above leave 'keyed' only a few.
+  beforeAll(async () => {
+    await t.services.accounts.addCredits('keyed', 100);
+  });
+
+  it('takes any live key of the account as its key: a second key answers, and tells a disabled account its state', async () => {
+    const second = await t.services.accounts.createKey('keyed', 'second');
+    expect((await ask(t, 'keyed', t.basic('keyed', second.apiKey))).get.status).toBe(200);
+    const offSecond = await t.services.accounts.createKey('off', 'second');
+    expect((await ask(t, 'off', t.basic('off', offSecond.apiKey))).get.body).toBe('Account off is disabled\r\n');
+  });
+
+  it('answers a revoked or expired key like no key: as an unknown username', async () => {
+    const revoked = await t.services.accounts.createKey('keyed', 'revoked');
+    await t.services.accounts.revokeKey('keyed', revoked.key.id);
+    expect(await ask(t, 'keyed', t.basic('keyed', revoked.apiKey))).toEqual(await ask(t, 'ghost'));
+    const rolled = await t.services.accounts.createKey('keyedoff', 'rolled');
+    // A grace period of 0: the old key stops at once.
+    await t.services.accounts.rollKey('keyedoff', rolled.key.id, 0);
+    expect(await ask(t, 'keyedoff', t.basic('keyedoff', rolled.apiKey))).toEqual(await ask(t, 'ghost'));
+  });
+
+  it('takes a rolled key during its grace period', async () => {
+    const rolled = await t.services.accounts.createKey('keyed', 'graced');
+    const next = await t.services.accounts.rollKey('keyed', rolled.key.id, 3600);
+    expect((await ask(t, 'keyed', t.basic('keyed', rolled.apiKey))).get.status).toBe(200);
+    expect((await ask(t, 'keyed', t.basic('keyed', next.apiKey))).get.status).toBe(200);
+  });
+});

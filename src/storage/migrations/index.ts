@@ -3,8 +3,10 @@ import type { Engine } from '../engine.js';
 import { initialMigration } from './0001-initial.js';
 import { upstreamCacheMigration } from './0002-upstream-cache.js';
 import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
-import { webhooksMigration } from './0005-webhooks.js';
+import { adminMigration } from './0007-admin.js';
+import { apiKeysMigration } from './0004-api-keys.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
+import { webhooksMigration } from './0005-webhooks.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -12,8 +14,10 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0001-initial': initialMigration(engine),
     '0002-upstream-cache': upstreamCacheMigration,
     '0003-account-rate-limits': accountRateLimitsMigration,
+    '0004-api-keys': apiKeysMigration(engine),
     '0005-webhooks': webhooksMigration(engine),
     '0006-idempotency-keys': idempotencyKeysMigration,
+    '0007-admin': adminMigration(engine),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

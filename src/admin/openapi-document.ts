@@ -1,0 +1,127 @@
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, RouteOptions } from 'fastify';
+import { errorResponse, type Schema } from './api-schemas.js';
+
+/** A route as the document needs it. */
+interface CollectedRoute {
+  readonly method: string;
+  readonly url: string;
+  readonly schema: Record<string, unknown>;
+  readonly public: boolean;
+}
+
+const ERRORS: Record<string, string> = {
+  '400': 'Invalid input: the field is named',
+  '401': 'Not logged in, or an unknown or revoked token',
+  '403': 'The role, token scope or CSRF token does not allow this',
+  '404': 'No such account, key, user or route',
+  '429': 'Too many requests or failed logins (Retry-After)',
+};
+
+/**
+ * The OpenAPI 3.1 document of the admin and account APIs, generated from the route schemas
+ * (STYLE.md 14: committed as docs/admin-openapi.json, checked for staleness by a test). Routes are
+ * collected with an onRoute hook in each API's scope, so a route added there is in the document
+ * without further work.
+ */
+export class OpenApiCollector {
+  private readonly routes: CollectedRoute[] = [];
+
+  /** Collects the routes registered from now on in `app`'s scope. */
+  collect(app: FastifyInstance): void {
+    app.addHook('onRoute', (route: RouteOptions) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      for (const method of methods) {
+        if (method === 'HEAD' || route.url.endsWith('/openapi.json') || route.url.endsWith('/docs') || route.url.includes('/docs/')) continue;
+        this.routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, public: (route.config as { public?: boolean } | undefined)?.public === true });
+      }
+    });
+  }
+
+  document(): Record<string, unknown> {
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const route of [...this.routes].sort((a, b) => a.url.localeCompare(b.url) || a.method.localeCompare(b.method))) {
+      const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
+      const parameters = [...this.parameters(route.schema.params, 'path'), ...this.parameters(route.schema.querystring, 'query')];
+      const body = route.schema.body as Schema | undefined;
+      const responses: Record<string, unknown> = { '200': { description: 'Done', content: { [path.endsWith('.csv') ? 'text/csv' : 'application/json']: { schema: path.endsWith('.csv') ? { type: 'string' } : { type: 'object' } } } } };
+      for (const [status, description] of Object.entries(ERRORS)) {
+        if (status === '400' && body === undefined && parameters.length === 0) continue;
+        responses[status] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      }
+      paths[path] = {
+        ...paths[path],
+        [route.method]: {
+          operationId: `${route.method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
+          ...(route.schema.summary !== undefined ? { summary: route.schema.summary } : {}),
+          ...(route.schema.tags !== undefined ? { tags: route.schema.tags } : {}),
+          ...(parameters.length > 0 ? { parameters } : {}),
+          ...(body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+          responses,
+          security: route.public ? [] : path.startsWith('/admin/') ? [{ session: [], csrf: [] }, { operatorToken: [] }] : [{ session: [], csrf: [] }],
+        },
+      };
+    }
+    return {
+      openapi: '3.1.0',
+      info: {
+        title: 'vehicle-lookup admin and account API',
+        version: '1',
+        description: 'Operators under /admin/api, customers under /account/api (their own account only). Writes with a session cookie send its CSRF token in X-CSRF-Token.',
+      },
+      paths,
+      components: {
+        schemas: { Error: errorResponse },
+        securitySchemes: {
+          session: { type: 'apiKey', in: 'cookie', name: 'vl_session', description: 'Set by POST .../login' },
+          csrf: { type: 'apiKey', in: 'header', name: 'X-CSRF-Token', description: 'The csrfToken answered by login; required on writes with the cookie' },
+          operatorToken: { type: 'http', scheme: 'bearer', description: 'An operator API token (admin API only)' },
+        },
+      },
+    };
+  }
+
+  private parameters(schema: unknown, where: 'path' | 'query'): Array<Record<string, unknown>> {
+    if (schema === undefined || schema === null) return [];
+    const { properties = {}, required = [] } = schema as { properties?: Record<string, Schema>; required?: string[] };
+    return Object.entries(properties).map(([name, property]) => ({ name, in: where, required: where === 'path' || required.includes(name), schema: property }));
+  }
+}
+
+/** The page's script and style, files of this project (docs-page/), served beside the page. */
+export const DOCS_ASSETS = {
+  script: { name: 'admin-docs.js', type: 'text/javascript; charset=utf-8' },
+  style: { name: 'admin-docs.css', type: 'text/css; charset=utf-8' },
+} as const;
+
+/** The text of one of the page's assets, read once at start-up. */
+export function docsAsset(asset: keyof typeof DOCS_ASSETS): string {
+  return readFileSync(new URL(`./docs-page/${DOCS_ASSETS[asset].name}`, import.meta.url), 'utf8');
+}
+
+/**
+ * The page loads only its own script and style from this origin and talks only to it: no inline
+ * code and no CDN, so it works where the Internet is out of reach, under this policy.
+ */
+export const DOCS_PAGE_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/** The documentation page of the document at `documentUrl`; its assets are under `${assetBase}/`. */
+export function docsPage(documentUrl: string, assetBase: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>vehicle-lookup admin and account API</title>
+<link rel="stylesheet" href="${assetBase}/${DOCS_ASSETS.style.name}">
+<script src="${assetBase}/${DOCS_ASSETS.script.name}" defer></script>
+</head>
+<body>
+<main id="api-docs" data-url="${documentUrl}">
+<p>Loading the API description from <a href="${documentUrl}">${documentUrl}</a>; this page needs JavaScript.</p>
+</main>
+</body>
+</html>
+`;
+}
