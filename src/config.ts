@@ -4,6 +4,7 @@ import { ConfigError, EnvReader } from './config/env-reader.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
 import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
 import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
+import { OPERATIONS } from './catalogue/operations.js';
 
 export { ConfigError, EnvReader };
 
@@ -54,12 +55,40 @@ export interface Config extends CoreConfig {
   readonly bespokeNamespace: string;
   /** Largest SOAP or form request body, in bytes, after any gzip inflation. */
   readonly xmlBodyLimit: number;
+  /** Credits a successful lookup of these operations costs, in place of the catalogue's (OPERATION_COSTS). */
+  readonly operationCosts: Readonly<Record<string, number>>;
   /** The upstream data sources (DVLA_*, DVSA_*, RDW_*, NHTSA_*, VEGVESEN_*; docs/providers.md). */
   readonly providers: ProviderConfig;
   /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
   readonly vin: VinConfig;
   /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
   readonly http: HttpLimits;
+}
+
+/** The most credits one lookup may be priced at. */
+export const MAX_OPERATION_COST = 1_000_000;
+
+/**
+ * `OPERATION_COSTS=CheckUKMinimal:1,Check:2`: a comma-separated list of `Operation:credits`
+ * (exact operation names; whole credits from 1, since a free lookup is an account's test plates'
+ * business, not a price). Operations not listed keep the catalogue's cost.
+ */
+function readOperationCosts(env: EnvReader): Readonly<Record<string, number>> {
+  const raw = env.text('OPERATION_COSTS');
+  const costs: Record<string, number> = {};
+  if (raw === undefined) return Object.freeze(costs);
+  const known = new Set(OPERATIONS.map((op) => op.name));
+  for (const item of raw.split(',')) {
+    const match = /^\s*(\w+)\s*:\s*(\d+)\s*$/.exec(item);
+    const name = match?.[1] ?? '';
+    const cost = Number(match?.[2]);
+    if (!match) throw new ConfigError(`OPERATION_COSTS must be a comma-separated list of Operation:credits, e.g. CheckUKMinimal:1,Check:2 (got "${raw}")`);
+    if (!known.has(name)) throw new ConfigError(`OPERATION_COSTS names an unknown operation "${name}" (names are case-sensitive)`);
+    if (cost < 1 || cost > MAX_OPERATION_COST) throw new ConfigError(`OPERATION_COSTS: the cost of ${name} must be a whole number from 1 to ${MAX_OPERATION_COST} (got "${match[2] ?? ''}")`);
+    if (Object.hasOwn(costs, name)) throw new ConfigError(`OPERATION_COSTS lists ${name} twice`);
+    costs[name] = cost;
+  }
+  return Object.freeze(costs);
 }
 
 /** Timeouts in milliseconds, the connection cap and the /metrics token. */
@@ -162,6 +191,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
+    operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),
   };
 }

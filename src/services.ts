@@ -2,7 +2,8 @@ import { AccountCache } from './accounts/account-cache.js';
 import { ALL_ACCOUNTS, accountCacheCounter, type AccountChangeFeed } from './accounts/account-change-feed.js';
 import { AccountRepository } from './accounts/account.repository.js';
 import { AccountService } from './accounts/account.service.js';
-import { Catalogue } from './catalogue/catalogue.js';
+import { Catalogue, withCosts } from './catalogue/catalogue.js';
+import { OPERATIONS } from './catalogue/operations.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
@@ -30,6 +31,8 @@ export interface CoreServiceOptions {
   readonly clock: Clock;
   /** Account changes shared between instances (Redis); without it, each process sees its own. */
   readonly accountChanges?: AccountChangeFeed;
+  /** Operator prices replacing the catalogue's (Config.operationCosts); default: the catalogue's. */
+  readonly operationCosts?: Readonly<Record<string, number>>;
 }
 
 /** The core's options plus what the lookup pipeline needs (the server's; Config holds them). */
@@ -82,7 +85,7 @@ interface Core {
 
 function buildCore(storage: Storage, options: CoreServiceOptions): Core {
   const { db } = storage;
-  const catalogue = new Catalogue();
+  const catalogue = new Catalogue(options.operationCosts ? withCosts(OPERATIONS, options.operationCosts) : OPERATIONS);
   const accountRepository = new AccountRepository(db);
   const ledger = new CreditLedgerRepository(db);
   const records = new RecordRepository(db);

@@ -326,7 +326,7 @@ const bespokeOperations: OperationDeclaration[] = [
   vehicleOperation(
     'CheckUKMinimal',
     'UK',
-    `Looks up a UK vehicle by its registration number, returning only ${MINIMAL_FIELDS.join(', ')} and ImageUrl (the original's "less data" lookup).`,
+    `Looks up a UK vehicle by its registration number, returning only ${MINIMAL_FIELDS.join(', ')} and ImageUrl (the original's "less data" lookup; its price is set per operation, OPERATION_COSTS).`,
     [registration('regNumber')],
     { services: ['bespoke'], dataset: vehicleDataset('Check'), fieldSubset: MINIMAL_FIELDS, imageUrl: 'uk' },
   ),
