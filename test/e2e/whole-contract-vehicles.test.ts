@@ -8,6 +8,7 @@ import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { jsonPathFor, sampleLines } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { fakeEnv, startDvla } from '../upstream/harness.js';
 
 const NEW_REG = [
   'CheckUAE', 'CheckRussia', 'CheckCyprus', 'CheckUkraine', 'CheckIceland', 'CheckLatvia', 'CheckSwitzerland', 'CheckChina',
@@ -128,6 +129,27 @@ describe('CheckUKMinimal without OPERATION_COSTS', () => {
       expect((await t.services.accounts.show('plain')).credits).toBe(9);
     } finally {
       await t.close();
+    }
+  });
+});
+
+describe('CheckUKMinimal with the DVLA source on', () => {
+  it('answers a plate the store lacks from DVLA, as Check does, with the minimal field set and one credit', async () => {
+    const dvla = await startDvla();
+    const t = await createTestApp(fakeEnv({ dvla }));
+    try {
+      const auth = t.basic('uk', await t.account('uk', 10));
+      const res = await t.app.inject({ url: '/api/json.aspx/CheckUKMinimal/AA19AAA', headers: { authorization: auth } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.headers['x-credits-charged']).toBe('1');
+      const body = res.json<Record<string, unknown>>();
+      expect(body).toMatchObject({ Description: '2019 Ford, 1596CC Petrol', CarMake: { CurrentTextValue: 'FORD' } });
+      expect(Object.keys(body).every((k) => ['Description', 'RegistrationYear', 'CarMake', 'CarModel', 'MakeDescription', 'ModelDescription', 'ImageUrl'].includes(k))).toBe(true);
+      expect(body).not.toHaveProperty('TaxStatus');
+      expect((await t.services.accounts.show('uk')).credits).toBe(9);
+    } finally {
+      await t.close();
+      await dvla.close();
     }
   });
 });

@@ -34,12 +34,15 @@ export interface UpstreamDeps {
   readonly vinOffline?: OfflineVinProvider | undefined;
 }
 
-/** UK: `Check` from DVLA (+ the DVSA model), `UKMOT` from DVSA (+ DVLA's tax data). */
+/**
+ * UK: `Check` from DVLA (+ the DVSA model), and `CheckUKMinimal`, which reads Check's records
+ * (compat-notes "The original's whole contract"); `UKMOT` from DVSA (+ DVLA's tax data).
+ */
 function ukRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
   const dvla = config.dvla ? DvlaClient.create(context, config.dvla) : undefined;
   const mot = config.dvsaMot ? DvsaMotClient.create(context, config.dvsaMot) : undefined;
   const registrations: ProviderRegistration[] = [];
-  if (dvla || mot) registrations.push({ operations: ['Check'], provider: new UkVehicleProvider(dvla, mot) });
+  if (dvla || mot) registrations.push({ operations: ['Check', 'CheckUKMinimal'], provider: new UkVehicleProvider(dvla, mot) });
   if (mot) registrations.push({ operations: ['UKMOT'], provider: new UkMotProvider(mot, dvla) });
   return registrations;
 }
