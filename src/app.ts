@@ -161,6 +161,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       },
     },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
+    operationCosts: config.operationCosts,
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.

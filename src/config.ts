@@ -5,6 +5,7 @@ import { ConfigError, EnvReader } from './config/env-reader.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
 import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
 import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
+import { OPERATIONS } from './catalogue/operations.js';
 
 export { ConfigError, EnvReader };
 
@@ -57,6 +58,8 @@ export interface Config extends CoreConfig {
   readonly xmlBodyLimit: number;
   /** How long a charged lookup's Idempotency-Key is remembered, in hours (issue 17 item 3). */
   readonly idempotencyRetentionHours: number;
+  /** Credits a successful lookup of these operations costs, in place of the catalogue's (OPERATION_COSTS). */
+  readonly operationCosts: Readonly<Record<string, number>>;
   /** The upstream data sources (DVLA_*, DVSA_*, RDW_*, NHTSA_*, VEGVESEN_*; docs/providers.md). */
   readonly providers: ProviderConfig;
   /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
@@ -65,6 +68,32 @@ export interface Config extends CoreConfig {
   readonly http: HttpLimits;
   /** Low-credit alerts and their webhooks (CREDIT_ALERT_*, WEBHOOK_*; docs/webhooks.md). */
   readonly alerts: AlertConfig;
+}
+
+/** The most credits one lookup may be priced at. */
+export const MAX_OPERATION_COST = 1_000_000;
+
+/**
+ * `OPERATION_COSTS=CheckUKMinimal:1,Check:2`: a comma-separated list of `Operation:credits`
+ * (exact operation names; whole credits from 1, since a free lookup is an account's test plates'
+ * business, not a price). Operations not listed keep the catalogue's cost.
+ */
+function readOperationCosts(env: EnvReader): Readonly<Record<string, number>> {
+  const raw = env.text('OPERATION_COSTS');
+  const costs: Record<string, number> = {};
+  if (raw === undefined) return Object.freeze(costs);
+  const known = new Set(OPERATIONS.map((op) => op.name));
+  for (const item of raw.split(',')) {
+    const match = /^\s*(\w+)\s*:\s*(\d+)\s*$/.exec(item);
+    const name = match?.[1] ?? '';
+    const cost = Number(match?.[2]);
+    if (!match) throw new ConfigError(`OPERATION_COSTS must be a comma-separated list of Operation:credits, e.g. CheckUKMinimal:1,Check:2 (got "${raw}")`);
+    if (!known.has(name)) throw new ConfigError(`OPERATION_COSTS names an unknown operation "${name}" (names are case-sensitive)`);
+    if (cost < 1 || cost > MAX_OPERATION_COST) throw new ConfigError(`OPERATION_COSTS: the cost of ${name} must be a whole number from 1 to ${MAX_OPERATION_COST} (got "${match[2] ?? ''}")`);
+    if (Object.hasOwn(costs, name)) throw new ConfigError(`OPERATION_COSTS lists ${name} twice`);
+    costs[name] = cost;
+  }
+  return Object.freeze(costs);
 }
 
 /** Timeouts in milliseconds, the connection cap and the /metrics token. */
@@ -168,6 +197,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', 24, { min: 1, max: 24 * 90 }),
+    operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),
   };
 }

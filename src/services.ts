@@ -8,7 +8,8 @@ import { ApiKeyRepository } from './accounts/api-key.repository.js';
 import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
 import { UserService } from './admin/user.service.js';
 import { AuditLog, type Actor } from './audit/audit-log.js';
-import { Catalogue } from './catalogue/catalogue.js';
+import { Catalogue, withCosts } from './catalogue/catalogue.js';
+import { OPERATIONS } from './catalogue/operations.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
@@ -40,6 +41,8 @@ export interface CoreServiceOptions {
   readonly accountChanges?: AccountChangeFeed;
   /** Whom the audit log names for changes made through `accounts` (the CLI: its user); default: system. */
   readonly actor?: Actor;
+  /** Operator prices replacing the catalogue's (Config.operationCosts); default: the catalogue's. */
+  readonly operationCosts?: Readonly<Record<string, number>>;
 }
 
 /** The core's options plus what the lookup pipeline needs (the server's; Config holds them). */
@@ -104,7 +107,7 @@ interface Core {
 
 function buildCore(storage: Storage, options: CoreServiceOptions): Core {
   const { db } = storage;
-  const catalogue = new Catalogue();
+  const catalogue = new Catalogue(options.operationCosts ? withCosts(OPERATIONS, options.operationCosts) : OPERATIONS);
   const accountRepository = new AccountRepository(db);
   const ledger = new CreditLedgerRepository(db);
   const records = new RecordRepository(db);

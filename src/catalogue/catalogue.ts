@@ -83,6 +83,17 @@ function derived(op: OperationDeclaration): Derived {
   return lists;
 }
 
+/**
+ * The operations with the operator's prices (OPERATION_COSTS, README "Configuration") in place of
+ * the declared ones. Names not in the catalogue were refused when the configuration was read.
+ */
+export function withCosts(
+  operations: readonly OperationDeclaration[],
+  costs: Readonly<Record<string, number>>,
+): readonly OperationDeclaration[] {
+  return operations.map((op) => (Object.hasOwn(costs, op.name) ? { ...op, cost: costs[op.name] ?? op.cost } : op));
+}
+
 /** Joins normalised key values into the single stored key ("H84JAE|NJ"). */
 export function joinKey(values: readonly string[]): string {
   return values.join('|');

@@ -47,6 +47,63 @@ export const registrationRule: InputRule = {
   },
 };
 
+/**
+ * A plate rule built on `registrationRule` whose letters are folded to one script: Russian and
+ * Ukrainian plates use only the Cyrillic letters that look like Latin ones (GOST R 50577; DSTU
+ * 4278), Greek plates only the Greek ones (upstream-sources.md 10.8: "UA Cyrillic-Latin fold"). A
+ * client may type either script, so both must find one record. Other letters are kept as given.
+ */
+function foldingPlateRule(name: string, what: string, fold: Readonly<Record<string, string>>): InputRule {
+  const letters = Object.keys(fold).join(' ');
+  const foldable = new RegExp(`[${Object.keys(fold).join('')}]`, 'gu');
+  return {
+    name,
+    description: `${what} registration number: as \`registration\`, and the letters ${letters} are read as the Latin letters they look like`,
+    normalise(raw) {
+      const plain = registrationRule.normalise(raw);
+      if (!plain.ok || PLAIN_PLATE.test(plain.value)) return plain;
+      return ok(plain.value.replace(foldable, (c) => fold[c] ?? c));
+    },
+  };
+}
+
+/** The twelve Cyrillic letters of Russian plates, and Ukrainian І, as the Latin letters they look like. */
+const CYRILLIC_PLATE_LETTERS: Readonly<Record<string, string>> = {
+  А: 'A', В: 'B', Е: 'E', І: 'I', К: 'K', М: 'M', Н: 'H', О: 'O', Р: 'P', С: 'C', Т: 'T', У: 'Y', Х: 'X',
+};
+
+/** The fourteen Greek letters of Greek plates, as the Latin letters they look like. */
+const GREEK_PLATE_LETTERS: Readonly<Record<string, string>> = {
+  Α: 'A', Β: 'B', Ε: 'E', Ζ: 'Z', Η: 'H', Ι: 'I', Κ: 'K', Μ: 'M', Ν: 'N', Ο: 'O', Ρ: 'P', Τ: 'T', Υ: 'Y', Χ: 'X',
+};
+
+export const cyrillicPlateRule = foldingPlateRule('cyrillic-plate', 'Russian or Ukrainian', CYRILLIC_PLATE_LETTERS);
+export const greekPlateRule = foldingPlateRule('greek-plate', 'Greek', GREEK_PLATE_LETTERS);
+
+/** The 26 cantons' plate codes. */
+export const SWISS_CANTONS = [
+  'AG', 'AI', 'AR', 'BE', 'BL', 'BS', 'FR', 'GE', 'GL', 'GR', 'JU', 'LU', 'NE', 'NW', 'OW', 'SG',
+  'SH', 'SO', 'SZ', 'TG', 'TI', 'UR', 'VD', 'VS', 'ZG', 'ZH',
+] as const;
+
+const SWISS_PLATE = new RegExp(`^(?:${SWISS_CANTONS.join('|')})\\d{1,6}U?$`);
+
+/**
+ * Swiss plates are a canton code and up to six digits ("ZH 123456"); dealers' plates end in U.
+ * Federal and military plates (no canton code) are refused: they are not in the cantonal
+ * registers a Switzerland lookup reads.
+ */
+export const swissPlateRule: InputRule = {
+  name: 'swiss-plate',
+  description: `Swiss registration number: a canton code (${SWISS_CANTONS.join(', ')}) and 1 to 6 digits (dealer plates: then U), e.g. ZH 123456; case, spaces and hyphens are ignored`,
+  normalise(raw) {
+    const plain = registrationRule.normalise(raw);
+    if (!plain.ok) return plain;
+    if (!SWISS_PLATE.test(plain.value)) return fail('must be a canton code and 1 to 6 digits, e.g. ZH 123456');
+    return plain;
+  },
+};
+
 /** A closed list of codes; `aliases` map other spellings to their code so both find one record. */
 function codeListRule(name: string, what: string, codes: readonly string[], aliases: Readonly<Record<string, string>> = {}): InputRule {
   const allowed = new Set(codes);

@@ -5,15 +5,19 @@
 import {
   australianStateRule,
   canadianProvinceRule,
+  cyrillicPlateRule,
+  greekPlateRule,
   int32Rule,
   kbaNumberRule,
   optionalTextRule,
   pakistanProvinceRule,
   registrationRule,
+  swissPlateRule,
   textRule,
   usStateRule,
   vinRule,
 } from './input-rules.js';
+import type { InputRule } from './input-rules.js';
 import type {
   DatasetDeclaration,
   ImageUrlRule,
@@ -31,11 +35,11 @@ const USERNAME: ParameterDeclaration = {
   description: 'Account username',
 };
 
-const registration = (name = 'RegistrationNumber'): ParameterDeclaration => ({
+const registration = (name = 'RegistrationNumber', rule: InputRule = registrationRule): ParameterDeclaration => ({
   name,
   xmlType: 's:string',
   role: 'key',
-  rule: registrationRule,
+  rule,
   required: true,
   description: 'Registration (licence plate) number',
 });
@@ -91,7 +95,7 @@ function vehicleOperation(
 const IMAGE_URL_RULES: Readonly<Record<string, ImageUrlRule>> = { Check: 'uk', CheckNorway: 'none' };
 
 /** `Check<Country>(RegistrationNumber, username)` on reg.asmx: the plain plate lookups. */
-const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
+const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string, InputRule?]> = [
   ['Check', 'UK'],
   ['CheckNetherlands', 'Netherlands'],
   ['CheckNewZealand', 'New Zealand'],
@@ -131,9 +135,42 @@ const PLATE_COUNTRIES: ReadonlyArray<readonly [string, string]> = [
   ['CheckSouthAfrica', 'South Africa'],
 ];
 
-const plateOperations = PLATE_COUNTRIES.map(([name, label]) =>
-  vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration()], {
+/**
+ * The original's other `Check<Country>(RegistrationNumber, username)` lookups on reg.asmx
+ * (compat-notes "The original's whole contract"). None has a public source, so each answers from
+ * its own imported dataset. A country gets its own plate rule only where its format is certain;
+ * the others take any plate of letters and digits, because special, diplomatic and older series
+ * vary too much to refuse a plate a client has typed correctly.
+ */
+const MORE_PLATE_COUNTRIES: ReadonlyArray<readonly [string, string, InputRule?]> = [
+  ['CheckUAE', 'UAE'],
+  ['CheckRussia', 'Russia', cyrillicPlateRule],
+  ['CheckCyprus', 'Cyprus'],
+  ['CheckUkraine', 'Ukraine', cyrillicPlateRule],
+  ['CheckIceland', 'Iceland'],
+  ['CheckLatvia', 'Latvia'],
+  ['CheckSwitzerland', 'Switzerland', swissPlateRule],
+  ['CheckChina', 'China'],
+  ['CheckGreece', 'Greece', greekPlateRule],
+  ['CheckKazakhstan', 'Kazakhstan'],
+  ['CheckMalta', 'Malta'],
+  ['CheckOman', 'Oman'],
+  ['CheckPoland', 'Poland'],
+  ['CheckRomania', 'Romania'],
+  ['CheckSlovenia', 'Slovenia'],
+  ['CheckTaiwan', 'Taiwan'],
+];
+
+/**
+ * reg.asmx's CheckFrance is also bespokeapi.asmx's CheckFrance (same name, parameters and
+ * dataset; compat-notes "The original's whole contract"): one declaration on both services.
+ */
+const ALSO_BESPOKE = new Set(['CheckFrance']);
+
+const plateOperations = [...PLATE_COUNTRIES, ...MORE_PLATE_COUNTRIES].map(([name, label, rule]) =>
+  vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration('RegistrationNumber', rule)], {
     ...(IMAGE_URL_RULES[name] ? { imageUrl: IMAGE_URL_RULES[name] } : {}),
+    ...(ALSO_BESPOKE.has(name) ? { services: ['reg', 'bespoke'] } : {}),
   }),
 );
 
@@ -269,6 +306,37 @@ const bespokeOperations: OperationDeclaration[] = [
     [registration('regNumber'), { ...US_STATE, name: 'state' }],
     { services: ['bespoke'], dataset: vehicleDataset('CheckUSA'), fieldSubset: MINIMAL_FIELDS },
   ),
+  vehicleOperation(
+    'CheckArgentinaExtensive',
+    'Argentina',
+    'Looks up an Argentinian vehicle by its registration number, with every field the record has.',
+    [registration()],
+    { services: ['bespoke'], dataset: vehicleDataset('CheckArgentina') },
+  ),
+  vehicleOperation(
+    'CheckUSADynamic',
+    'USA',
+    'Looks up a US vehicle by licence plate and state (the CheckUSA records, served whole).',
+    [registration('regNumber'), { ...US_STATE, name: 'state' }],
+    { services: ['bespoke'], dataset: vehicleDataset('CheckUSA') },
+  ),
+  vehicleOperation(
+    'CheckUSAEdBolian',
+    'USA',
+    'Looks up a US vehicle by licence plate and state (the CheckUSA records, served whole).',
+    [registration(), US_STATE],
+    { services: ['bespoke'], dataset: vehicleDataset('CheckUSA') },
+  ),
+  vehicleOperation(
+    'CheckUKMinimal',
+    'UK',
+    `Looks up a UK vehicle by its registration number, returning only ${MINIMAL_FIELDS.join(', ')} and ImageUrl (the original's "less data" lookup; its price is set per operation, OPERATION_COSTS).`,
+    [registration('regNumber')],
+    { services: ['bespoke'], dataset: vehicleDataset('Check'), fieldSubset: MINIMAL_FIELDS, imageUrl: 'uk' },
+  ),
+  vehicleOperation('CheckIOM', 'Isle of Man', 'Looks up an Isle of Man vehicle by its registration number.', [registration('regNumber')], {
+    services: ['bespoke'],
+  }),
   vehicleOperation('CheckItalyMotorbike', 'Italy motorbike', 'Looks up an Italian motorbike by its registration number.', [registration('regNumber')], {
     services: ['bespoke'],
   }),

@@ -106,6 +106,29 @@ describe('configuration', () => {
     expect(() => loadCoreConfig({ CREDIT_ALERT_THRESHOLDS: 'x', WEBHOOK_RETRY_SCHEDULE: 'y' })).not.toThrow();
   });
 
+  it('prices operations from OPERATION_COSTS and keeps the catalogue cost of the others', () => {
+    expect(loadConfig({}).operationCosts).toEqual({});
+    expect(loadConfig({ OPERATION_COSTS: 'Check:2, CheckUKMinimal : 1,CheckUSA:3' }).operationCosts).toEqual({ Check: 2, CheckUKMinimal: 1, CheckUSA: 3 });
+  });
+
+  it('refuses an OPERATION_COSTS entry that is malformed, unknown, free, too dear or repeated, naming the variable', () => {
+    const cases: Array<[string, RegExp]> = [
+      ['CheckUKMinimal', /Operation:credits/],
+      ['CheckUKMinimal:1.5', /Operation:credits/],
+      ['CheckUKMinimal:-1', /Operation:credits/],
+      ['Check:2,', /Operation:credits/],
+      ['checkukminimal:1', /unknown operation "checkukminimal"/],
+      ['CheckUKMinimal:0', /CheckUKMinimal must be a whole number from 1 to 1000000/],
+      ['Check:1000001', /Check must be a whole number from 1 to 1000000/],
+      ['Check:1,Check:2', /lists Check twice/],
+    ];
+    for (const [value, message] of cases) {
+      expect(() => loadConfig({ OPERATION_COSTS: value }), value).toThrow(ConfigError);
+      expect(() => loadConfig({ OPERATION_COSTS: value }), value).toThrow(/^OPERATION_COSTS/);
+      expect(() => loadConfig({ OPERATION_COSTS: value }), value).toThrow(message);
+    }
+  });
+
   it('counts blank values as unset', () => {
     const config = loadConfig({ PORT: ' ', WORKERS: '', BASE_URL: '  ', RDW_ENABLED: '' });
     expect(config.port).toBe(8080);

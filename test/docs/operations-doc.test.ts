@@ -51,10 +51,14 @@ describe('renderOperationsMarkdown', () => {
   });
 
   it('notes shared datasets on both sides and the CheckUSAMinimal field subset', () => {
-    expect(rowOf(markdown, 'CheckUSAMinimal')).toContain('`CheckUSA` (vehicle)<br>shared with CheckUSA<br>serves only Description, RegistrationYear');
-    expect(rowOf(markdown, 'CheckUSA')).toContain('shared with CheckUSAMinimal');
+    expect(rowOf(markdown, 'CheckUSAMinimal')).toContain('`CheckUSA` (vehicle)<br>shared with CheckUSA, CheckUSADynamic, CheckUSAEdBolian<br>serves only Description, RegistrationYear');
+    expect(rowOf(markdown, 'CheckUSA')).toContain('shared with CheckUSAMinimal, CheckUSADynamic, CheckUSAEdBolian');
+    expect(rowOf(markdown, 'CheckUKMinimal')).toContain('`Check` (vehicle)<br>shared with Check<br>serves only Description, RegistrationYear');
     expect(rowOf(markdown, 'CheckAustraliaExtensive')).toContain('`CheckAustralia` (vehicle)<br>shared with CheckAustralia');
-    expect(rowOf(markdown, 'Check')).not.toContain('shared with');
+    expect(rowOf(markdown, 'Check')).toContain('shared with CheckUKMinimal');
+    expect(rowOf(markdown, 'CheckFrance')).not.toContain('shared with');
+    // One declaration on both services: the bespoke CheckFrance has its own namespace and SOAPAction.
+    expect(rowOf(markdown, 'CheckFrance')).toContain('reg.asmx<br>SOAPAction `http://regcheck.org.uk/CheckFrance`<br>bespokeapi.asmx<br>SOAPAction `http://Regcheck.org.uk/CheckFrance`');
   });
 
   it('shows the credit cost declared for the operation', () => {

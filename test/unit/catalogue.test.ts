@@ -18,6 +18,14 @@ const COMPAT_REG_PLATE = [
 ];
 const JSON_ONLY_NAMES = ['Check', 'CheckIreland', 'CheckNorway', 'CheckMalaysia', 'CheckAustralia', 'CheckCanada', 'CheckPakistan', 'VinCheck'];
 const BESPOKE = ['CheckAustraliaExtensive', 'CheckMotorBikeFrance', 'CheckMotorBikeSpain', 'CheckUSAMinimal', 'CheckItalyMotorbike', 'CheckEuroNCap'];
+// compat-notes "The original's whole contract": the Vehicle lookups of the original we lacked.
+const WHOLE_CONTRACT_REG_PLATE = [
+  'CheckUAE', 'CheckRussia', 'CheckCyprus', 'CheckUkraine', 'CheckIceland', 'CheckLatvia', 'CheckSwitzerland', 'CheckChina',
+  'CheckGreece', 'CheckKazakhstan', 'CheckMalta', 'CheckOman', 'CheckPoland', 'CheckRomania', 'CheckSlovenia', 'CheckTaiwan',
+];
+const WHOLE_CONTRACT_BESPOKE = ['CheckFrance', 'CheckArgentinaExtensive', 'CheckUSADynamic', 'CheckUSAEdBolian', 'CheckUKMinimal', 'CheckIOM'];
+/** On both services under one name, with the same parameters and dataset (compat-notes). */
+const ON_BOTH_SERVICES = ['CheckFrance'];
 
 function parameterNames(name: string): string[] {
   const op = catalogue.find(name);
@@ -28,20 +36,43 @@ function parameterNames(name: string): string[] {
 describe('operation catalogue', () => {
   it('declares every reg.asmx operation of the spec and compat-notes on reg.asmx only', () => {
     const reg = names('reg');
-    for (const name of [...SPEC_REG_PLATE, ...COMPAT_REG_PLATE, ...JSON_ONLY_NAMES, 'CheckUSA', 'CheckGermany', 'CheckAustria', 'UKMOT', 'CheckSouthAfrica']) {
+    for (const name of [...SPEC_REG_PLATE, ...COMPAT_REG_PLATE, ...WHOLE_CONTRACT_REG_PLATE, ...JSON_ONLY_NAMES, 'CheckUSA', 'CheckGermany', 'CheckAustria', 'UKMOT', 'CheckSouthAfrica']) {
       expect(reg, name).toContain(name);
     }
     expect(reg.filter((n) => BESPOKE.includes(n))).toEqual([]);
   });
 
   it('declares exactly the spec bespokeapi.asmx operations on bespokeapi.asmx', () => {
-    expect(names('bespoke').sort()).toEqual([...BESPOKE].sort());
+    expect(names('bespoke').sort()).toEqual([...BESPOKE, ...WHOLE_CONTRACT_BESPOKE].sort());
   });
 
-  it('has unique operation names and every operation on exactly one service', () => {
+  it('has unique operation names and every operation but CheckFrance on exactly one service', () => {
     const all = catalogue.operations.map((op) => op.name);
     expect(new Set(all).size).toBe(all.length);
-    for (const op of catalogue.operations) expect(op.services, op.name).toHaveLength(1);
+    for (const op of catalogue.operations) expect(op.services, op.name).toHaveLength(ON_BOTH_SERVICES.includes(op.name) ? 2 : 1);
+  });
+
+  it('declares the Vehicle lookups of the whole contract with the parameters, labels and datasets of the original', () => {
+    for (const name of WHOLE_CONTRACT_REG_PLATE) {
+      expect(parameterNames(name), name).toEqual(['RegistrationNumber', 'username']);
+      expect(catalogue.find(name)?.dataset, name).toEqual({ name, kind: 'vehicle' });
+    }
+    expect(parameterNames('CheckArgentinaExtensive')).toEqual(['RegistrationNumber', 'username']);
+    expect(parameterNames('CheckUSADynamic')).toEqual(['regNumber', 'state', 'username']);
+    expect(parameterNames('CheckUSAEdBolian')).toEqual(['RegistrationNumber', 'State', 'username']);
+    expect(parameterNames('CheckUKMinimal')).toEqual(['regNumber', 'username']);
+    expect(parameterNames('CheckIOM')).toEqual(['regNumber', 'username']);
+    const datasetOf = (name: string) => catalogue.find(name)?.dataset.name;
+    expect(datasetOf('CheckArgentinaExtensive')).toBe('CheckArgentina');
+    expect(datasetOf('CheckUSADynamic')).toBe('CheckUSA');
+    expect(datasetOf('CheckUSAEdBolian')).toBe('CheckUSA');
+    expect(datasetOf('CheckUKMinimal')).toBe('Check');
+    expect(datasetOf('CheckIOM')).toBe('CheckIOM');
+    expect(catalogue.find('CheckUKMinimal')?.fieldSubset).toEqual(catalogue.find('CheckUSAMinimal')?.fieldSubset);
+    expect(catalogue.find('CheckUSADynamic')?.parameters[1]?.rule?.name).toBe('us-state');
+    expect(catalogue.find('CheckUSAEdBolian')?.parameters[1]?.rule?.name).toBe('us-state');
+    expect(catalogue.find('CheckUAE')?.label).toBe('UAE');
+    expect(catalogue.find('CheckIOM')?.label).toBe('Isle of Man');
   });
 
   it('puts username last in every parameter list, as the typed schema orders it', () => {

@@ -2,10 +2,13 @@ import { describe, expect, it } from 'vitest';
 import {
   australianStateRule,
   canadianProvinceRule,
+  cyrillicPlateRule,
+  greekPlateRule,
   int32Rule,
   kbaNumberRule,
   pakistanProvinceRule,
   registrationRule,
+  swissPlateRule,
   textRule,
   usStateRule,
   vinRule,
@@ -89,5 +92,30 @@ describe('input rules', () => {
   it('trims and case-folds free text and bounds its length', () => {
     expect(value(textRule, '  Volvo   Cars ')).toBe('VOLVO CARS');
     expect(value(textRule, 'x'.repeat(101))).toBeUndefined();
+  });
+
+  it('reads the Cyrillic letters of Russian and Ukrainian plates as the Latin ones, so either spelling finds one record', () => {
+    expect(value(cyrillicPlateRule, 'Е317ВМ199')).toBe('E317BM199');
+    expect(value(cyrillicPlateRule, 'е317 вм-199')).toBe('E317BM199');
+    expect(value(cyrillicPlateRule, 'E317BM199')).toBe('E317BM199');
+    expect(value(cyrillicPlateRule, 'ВС3172ЕІ')).toBe('BC3172EI');
+    // A letter no plate uses is kept, not guessed.
+    expect(value(cyrillicPlateRule, 'Д123')).toBe('Д123');
+    expect(reason(cyrillicPlateRule, "A1'")).toMatch(/letters, digits/);
+  });
+
+  it('reads the Greek letters of Greek plates as the Latin ones', () => {
+    expect(value(greekPlateRule, 'ΥΗΜ 3179')).toBe('YHM3179');
+    expect(value(greekPlateRule, 'υημ-3179')).toBe('YHM3179');
+    expect(value(greekPlateRule, 'IKX4821')).toBe('IKX4821');
+    expect(reason(greekPlateRule, ' ')).toMatch(/empty/);
+  });
+
+  it('accepts a Swiss plate only as a canton code and 1 to 6 digits', () => {
+    expect(value(swissPlateRule, 'zh 482 177')).toBe('ZH482177');
+    expect(value(swissPlateRule, 'VD-3')).toBe('VD3');
+    expect(value(swissPlateRule, 'BE 1234 U')).toBe('BE1234U');
+    for (const raw of ['XX123', 'ZH', 'ZH1234567', 'M12345', '123456']) expect(reason(swissPlateRule, raw), raw).toMatch(/canton code/);
+    expect(reason(swissPlateRule, '')).toMatch(/empty/);
   });
 });

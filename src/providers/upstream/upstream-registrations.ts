@@ -38,12 +38,16 @@ export interface UpstreamDeps {
   readonly vinOffline?: OfflineVinProvider | undefined;
 }
 
-/** UK: `Check` and `CheckMotorBikeUK` from DVLA (+ the DVSA model; VES holds motorbikes with the cars), `UKMOT` from DVSA (+ DVLA's tax data). */
+/**
+ * UK: `Check` and `CheckMotorBikeUK` from DVLA (+ the DVSA model; VES holds motorbikes with the
+ * cars), and `CheckUKMinimal`, which reads Check's records (compat-notes "The original's whole
+ * contract"); `UKMOT` from DVSA (+ DVLA's tax data).
+ */
 function ukRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
   const dvla = config.dvla ? DvlaClient.create(context, config.dvla) : undefined;
   const mot = config.dvsaMot ? DvsaMotClient.create(context, config.dvsaMot) : undefined;
   const registrations: ProviderRegistration[] = [];
-  if (dvla || mot) registrations.push({ operations: ['Check', 'CheckMotorBikeUK'], provider: new UkVehicleProvider(dvla, mot) });
+  if (dvla || mot) registrations.push({ operations: ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal'], provider: new UkVehicleProvider(dvla, mot) });
   if (mot) registrations.push({ operations: ['UKMOT'], provider: new UkMotProvider(mot, dvla) });
   return registrations;
 }
