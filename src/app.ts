@@ -134,6 +134,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     requireApiKeyEverywhere: config.requireApiKey,
     observer: metrics,
     rateLimitDefaults: config.rateLimitDefaults,
+    anonymous: {
+      operations: new Set(config.anonymous.operations),
+      limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },
+    },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   app.addHook('onClose', async () => services.close());

@@ -1,4 +1,6 @@
 import { resolve } from 'node:path';
+import { Catalogue } from './catalogue/catalogue.js';
+import { OPERATIONS } from './catalogue/operations.js';
 import { readDataDir } from './config/data-dir.js';
 import { ConfigError, EnvReader } from './config/env-reader.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
@@ -60,6 +62,15 @@ export interface Config extends CoreConfig {
   readonly vin: VinConfig;
   /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
   readonly http: HttpLimits;
+  /** Operations without a username that callers without credentials may use (README "Operations without a username"). */
+  readonly anonymous: AnonymousConfig;
+}
+
+/** ANONYMOUS_OPERATIONS and the per-address limits of anonymous calls. */
+export interface AnonymousConfig {
+  readonly operations: readonly string[];
+  readonly perSecond: number;
+  readonly perDay: number;
 }
 
 /** Timeouts in milliseconds, the connection cap and the /metrics token. */
@@ -139,6 +150,25 @@ function readHttpLimits(env: EnvReader): HttpLimits {
   });
 }
 
+/**
+ * ANONYMOUS_OPERATIONS: a comma-separated list of operations without a `username` parameter that
+ * answer callers without credentials on the XML bindings (free, limited per client address).
+ * Default: none. A name that is not such an operation is an error, not silently ignored.
+ */
+function readAnonymousConfig(env: EnvReader): AnonymousConfig {
+  const raw = env.text('ANONYMOUS_OPERATIONS') ?? '';
+  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const eligible = OPERATIONS.filter((op) => !Catalogue.takesUsername(op)).map((op) => op.name);
+  for (const name of names) {
+    if (!eligible.includes(name)) throw new ConfigError(`ANONYMOUS_OPERATIONS: "${name}" is not an operation without a username (one of ${eligible.join(', ')})`);
+  }
+  return Object.freeze({
+    operations: Object.freeze([...new Set(names)]),
+    perSecond: env.int('ANONYMOUS_RATE_PER_SECOND', 1, { min: 1, max: 1_000_000 }),
+    perDay: env.int('ANONYMOUS_RATE_PER_DAY', 100, { min: 1, max: 1_000_000_000 }),
+  });
+}
+
 /** The HTTP server: address, links, authentication realm, XML limits. */
 function readServerConfig(env: EnvReader, dataDir: string) {
   const portText = env.text('PORT') ?? '8080';
@@ -163,6 +193,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
     http: readHttpLimits(env),
+    anonymous: readAnonymousConfig(env),
   };
 }
 

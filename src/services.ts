@@ -10,7 +10,7 @@ import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
-import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
+import { LookupPipeline, type AnonymousAccess, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
 import type { ProviderConfig } from './providers/upstream/provider-config.js';
@@ -46,6 +46,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** Operations anonymous callers may use (ANONYMOUS_OPERATIONS); default: none. */
+  readonly anonymous?: AnonymousAccess;
 }
 
 /**
@@ -153,6 +155,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       changes.refresh();
     },
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
+    ...(options.anonymous ? { anonymous: options.anonymous } : {}),
   });
   return {
     ...core,
