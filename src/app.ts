@@ -162,6 +162,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     operationCosts: config.operationCosts,
+    anonymous: {
+      operations: new Set(config.anonymous.operations),
+      limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },
+    },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.

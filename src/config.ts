@@ -1,11 +1,12 @@
 import { resolve } from 'node:path';
 import { readAlertConfig, type AlertConfig } from './alerts/alert-config.js';
+import { Catalogue } from './catalogue/catalogue.js';
+import { OPERATIONS } from './catalogue/operations.js';
 import { readDataDir } from './config/data-dir.js';
 import { ConfigError, EnvReader } from './config/env-reader.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
 import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
 import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
-import { OPERATIONS } from './catalogue/operations.js';
 
 export { ConfigError, EnvReader };
 
@@ -68,6 +69,8 @@ export interface Config extends CoreConfig {
   readonly http: HttpLimits;
   /** Low-credit alerts and their webhooks (CREDIT_ALERT_*, WEBHOOK_*; docs/webhooks.md). */
   readonly alerts: AlertConfig;
+  /** Operations without a username that callers without credentials may use (README "Operations without a username"). */
+  readonly anonymous: AnonymousConfig;
 }
 
 /** The most credits one lookup may be priced at. */
@@ -94,6 +97,13 @@ function readOperationCosts(env: EnvReader): Readonly<Record<string, number>> {
     costs[name] = cost;
   }
   return Object.freeze(costs);
+}
+
+/** ANONYMOUS_OPERATIONS and the per-address limits of anonymous calls. */
+export interface AnonymousConfig {
+  readonly operations: readonly string[];
+  readonly perSecond: number;
+  readonly perDay: number;
 }
 
 /** Timeouts in milliseconds, the connection cap and the /metrics token. */
@@ -173,6 +183,25 @@ function readHttpLimits(env: EnvReader): HttpLimits {
   });
 }
 
+/**
+ * ANONYMOUS_OPERATIONS: a comma-separated list of operations without a `username` parameter that
+ * answer callers without credentials on the XML bindings (free, limited per client address).
+ * Default: none. A name that is not such an operation is an error, not silently ignored.
+ */
+function readAnonymousConfig(env: EnvReader): AnonymousConfig {
+  const raw = env.text('ANONYMOUS_OPERATIONS') ?? '';
+  const names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  const eligible = OPERATIONS.filter((op) => !Catalogue.takesUsername(op)).map((op) => op.name);
+  for (const name of names) {
+    if (!eligible.includes(name)) throw new ConfigError(`ANONYMOUS_OPERATIONS: "${name}" is not an operation without a username (one of ${eligible.join(', ')})`);
+  }
+  return Object.freeze({
+    operations: Object.freeze([...new Set(names)]),
+    perSecond: env.int('ANONYMOUS_RATE_PER_SECOND', 1, { min: 1, max: 1_000_000 }),
+    perDay: env.int('ANONYMOUS_RATE_PER_DAY', 100, { min: 1, max: 1_000_000_000 }),
+  });
+}
+
 /** The HTTP server: address, links, authentication realm, XML limits. */
 function readServerConfig(env: EnvReader, dataDir: string) {
   const portText = env.text('PORT') ?? '8080';
@@ -199,6 +228,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', 24, { min: 1, max: 24 * 90 }),
     operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),
+    anonymous: readAnonymousConfig(env),
   };
 }
 

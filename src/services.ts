@@ -19,7 +19,7 @@ import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
 import { IdempotentReplays } from './lookup/idempotent-replay.js';
-import { LookupPipeline, type LookupObserver } from './lookup/lookup-pipeline.js';
+import { LookupPipeline, type AnonymousAccess, type LookupObserver } from './lookup/lookup-pipeline.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
 import type { ProviderConfig } from './providers/upstream/provider-config.js';
@@ -65,6 +65,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly alertLog?: WarnLog;
   /** How long an Idempotency-Key is remembered (IDEMPOTENCY_RETENTION_HOURS); default 24 hours. */
   readonly idempotencyRetentionMs?: number;
+  /** Operations anonymous callers may use (ANONYMOUS_OPERATIONS); default: none. */
+  readonly anonymous?: AnonymousAccess;
 }
 
 /**
@@ -195,6 +197,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     onKeyUsed: (keyId, nowMs) => {
       keyUsage.note(keyId, nowMs);
     },
+    ...(options.anonymous ? { anonymous: options.anonymous } : {}),
   });
   return {
     ...core,

@@ -63,8 +63,9 @@ function describeJsonPath(op: OperationDeclaration): string {
 }
 
 function describeDataset(op: OperationDeclaration, catalogue: Catalogue): string {
-  const { name, kind } = op.dataset;
-  const parts = [`${code(name)} (${kind})`];
+  const { name } = op.dataset;
+  // The import member of its result type (vehicle, mot, ncap, valuation...): what an import line carries.
+  const parts = [`${code(name)} (${RESULT_CODECS[op.resultType].importPayload.field})`];
   const sharing = catalogue.operations.filter((other) => other !== op && other.dataset.name === name).map((other) => other.name);
   if (sharing.length > 0) parts.push(`shared with ${sharing.join(', ')}`);
   if (op.fieldSubset) parts.push(`serves only ${[...op.fieldSubset, 'ImageUrl'].join(', ')}`);
@@ -113,13 +114,19 @@ export function renderOperationsMarkdown(catalogue: Catalogue): string {
     '"Service" column names the SOAP service that exposes it in the original interface.',
     '',
     '- **Parameters** are listed in wire order with their XML Schema type. `username` is the last',
-    '  parameter of every operation on the XML bindings; the JSON interface authenticates with HTTP',
-    '  Basic instead. Parameter names are case-sensitive in SOAP bodies.',
+    '  parameter of every operation that has one on the XML bindings; the JSON interface authenticates',
+    '  with HTTP Basic instead. Parameter names are case-sensitive in SOAP bodies.',
+    '- **Without a username** (as in the original): the XML bindings charge the account of the HTTP',
+    '  Basic credentials (username and API key); without credentials they answer only operations the',
+    '  operator lists in `ANONYMOUS_OPERATIONS`, free and rate-limited per client address, and refuse',
+    "  the rest with \"This operation needs the account's credentials\". Wrong credentials are refused,",
+    '  never treated as anonymous. JSON always requires credentials (README "Operations without a username").',
     '- **JSON path**: spaces in path values may be sent as `+` or `%20`.',
-    '- **Credits**: debited by a successful lookup only. Failed lookups, free test plates and empty',
-    '  Euro NCAP results cost nothing.',
-    '- **Dataset**: where the records come from (`vehicle`, `mot` or `ncap` import records, see',
-    '  [import-format.md](import-format.md)). Operations that share a dataset answer from the same records.',
+    '- **Credits**: debited by a successful lookup only. Failed lookups, free test plates and answers',
+    '  without data (empty Euro NCAP results, an empty CheckStolen list, a table without rows...) cost nothing.',
+    '- **Dataset**: where the records come from, and in brackets the member of an import line that',
+    '  carries one (`vehicle`, `mot`, `ncap`, `valuation`..., see [import-format.md](import-format.md)).',
+    '  Operations that share a dataset answer from the same records.',
     '',
     '## Services',
     '',

@@ -50,6 +50,14 @@ export class Catalogue {
     return derived(op).requiredPathSegments;
   }
 
+  /**
+   * False for the operations of the original without a `username` parameter (CheckStolen...): the
+   * XML bindings take their account from HTTP Basic, or answer anonymously where allowed.
+   */
+  static takesUsername(op: OperationDeclaration): boolean {
+    return derived(op).takesUsername;
+  }
+
   /** Operations that accept import records of the given dataset kind. */
   operationsOfKind(kind: DatasetKind): OperationDeclaration[] {
     return this.operations.filter((op) => op.dataset.kind === kind);
@@ -64,6 +72,7 @@ interface Derived {
   readonly described: readonly ParameterDeclaration[];
   /** JSON path values the operation requires (its path shape minus the optional tail). */
   readonly requiredPathSegments: number;
+  readonly takesUsername: boolean;
 }
 
 const derivedOnce = new WeakMap<OperationDeclaration, Derived>();
@@ -77,6 +86,7 @@ function derived(op: OperationDeclaration): Derived {
       input,
       described: Object.freeze(input.filter((p) => p.role !== 'ignored')),
       requiredPathSegments: op.jsonPath.segments.filter((s) => !s.optional).length,
+      takesUsername: op.parameters.some((p) => p.role === 'username'),
     };
     derivedOnce.set(op, lists);
   }

@@ -11,10 +11,11 @@ export type { ResultType } from '../results/index.js';
 export type XmlType = 's:string' | 's:int';
 
 /**
- * What kind of record a dataset holds: keyed records (`vehicle`, `mot`) or the rating search
- * (`ncap`). The result type's codec, not the kind, decides the import payload field and the result.
+ * What kind of record a dataset holds: keyed records (`vehicle`, `mot`, and `record` for every
+ * other result type) or the rating search (`ncap`). The result type's codec, not the kind, decides
+ * the import payload field and the result, so a new result type needs no new kind.
  */
-export type DatasetKind = 'vehicle' | 'mot' | 'ncap';
+export type DatasetKind = 'vehicle' | 'mot' | 'ncap' | 'record';
 
 /**
  * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"

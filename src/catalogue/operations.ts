@@ -26,6 +26,7 @@ import type {
   ParameterDeclaration,
   ServiceId,
 } from './operation.js';
+import { BESPOKE_RECORD_OPERATIONS, REG_RECORD_OPERATIONS } from './record-operations.js';
 
 const USERNAME: ParameterDeclaration = {
   name: 'username',
@@ -364,4 +365,10 @@ const bespokeOperations: OperationDeclaration[] = [
 ];
 
 /** Every operation, in the order the services list them. */
-export const OPERATIONS: readonly OperationDeclaration[] = [...plateOperations, ...specialOperations, ...bespokeOperations];
+export const OPERATIONS: readonly OperationDeclaration[] = [
+  ...plateOperations,
+  ...specialOperations,
+  ...REG_RECORD_OPERATIONS,
+  ...bespokeOperations,
+  ...BESPOKE_RECORD_OPERATIONS,
+];

@@ -43,4 +43,7 @@ export const MESSAGES = {
   /** Not in the original (which had no rate limits); worded like the rest, with the wait in seconds. */
   rateLimited: (username: string, limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
     `Rate limit exceeded: account ${username} may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'}; retry after ${retryAfterSeconds} s`,
+  /** An anonymous caller (ANONYMOUS_OPERATIONS) over the per-address limit. */
+  anonymousRateLimited: (limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
+    `Rate limit exceeded: anonymous callers may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'} from one address; send your credentials (HTTP Basic) or retry after ${retryAfterSeconds} s`,
 } as const;

@@ -1,12 +1,13 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
 import { matchApiKey } from '../accounts/api-key.js';
+import { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
-import type { RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
+import type { EffectiveLimits, RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
@@ -15,7 +16,7 @@ import type { VersionedCache } from '../shared/versioned-cache.js';
 import { checkIdempotencyKey, type IdempotentReplays } from './idempotent-replay.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
-import { isChargeable, resultOf } from '../results/index.js';
+import { codecOf, isChargeable, resultOf } from '../results/index.js';
 import type { LookupResult } from './lookup-result.js';
 
 /**
@@ -61,7 +62,30 @@ export interface LookupRequest {
   readonly baseUrl: string;
   /** The client's `Idempotency-Key` header as sent, unchecked (the replay stage checks it). */
   readonly idempotencyKey?: string | readonly string[] | undefined;
+  /**
+   * Who is calling, for the operations without a `username` (Catalogue.takesUsername). Absent: an
+   * anonymous call is refused whatever the operator allows.
+   */
+  readonly caller?: CallerInfo;
 }
+
+/** The caller as the XML bindings see it, for anonymous calls (README "Operations without a username"). */
+export interface CallerInfo {
+  /** The client address the anonymous rate limit counts by. */
+  readonly address: string;
+  /** An Authorization header was sent (even one that does not parse): such a call is never anonymous. */
+  readonly sentAuthorization: boolean;
+}
+
+/** Which operations anonymous callers may use on the XML bindings, and how often per client address. */
+export interface AnonymousAccess {
+  /** Names of operations without a `username` parameter (ANONYMOUS_OPERATIONS); empty: none. */
+  readonly operations: ReadonlySet<string>;
+  readonly limits: EffectiveLimits;
+}
+
+/** The refusal of an operation without a username called with no credentials (and not open to anonymous callers). */
+export const CREDENTIALS_REQUIRED = "This operation needs the account's credentials (HTTP Basic with your username and API key)";
 
 export interface LookupOutcome {
   readonly operation: OperationDeclaration;
@@ -109,6 +133,8 @@ export interface LookupPipelineDeps {
   readonly replays?: IdempotentReplays;
   /** Told which API key authenticated a lookup (KeyUsageRecorder: last_used_at, off the hot path). */
   readonly onKeyUsed?: (keyId: number, nowMs: number) => void;
+  /** Operations anonymous callers may use (free, limited per address); none when absent. */
+  readonly anonymous?: AnonymousAccess;
 }
 
 /**
@@ -178,11 +204,26 @@ export class LookupPipeline {
     } else {
       // The XML bindings name the account in a parameter of the call.
       call = this.resolve(request);
+      if (!Catalogue.takesUsername(call.operation)) {
+        // No username to charge (CheckStolen...): the Basic credentials name the account, or the call is anonymous.
+        const basic = request.auth.basic;
+        if (basic === undefined) return this.runAnonymous(call, request);
+        const authenticated = this.authenticateByKey(basic);
+        account = authenticated instanceof Promise ? await authenticated : authenticated;
+        const limited = this.rateLimit(account, request);
+        if (limited) await limited;
+        return this.charged(account, call, request);
+      }
       const authenticated = this.authenticate(request.auth, call.args.username);
       account = authenticated instanceof Promise ? await authenticated : authenticated;
       const limited = this.rateLimit(account, request);
       if (limited) await limited;
     }
+    return this.charged(account, call, request);
+  }
+
+  /** validate -> price -> answer -> shape -> debit, for an authenticated account. */
+  private async charged(account: Account, call: BoundCall, request: LookupRequest): Promise<LookupOutcome> {
     const query = this.validate(call);
     // Stage "replay": only a request with an Idempotency-Key pays its query (before price, so a
     // retry is answered even when the account has since run out of credit).
@@ -206,6 +247,32 @@ export class LookupPipeline {
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
     return { operation: call.operation, result, charged: charge, balance };
+  }
+
+  /**
+   * An operation without a username called without credentials: answered only when the operator
+   * opened it to anonymous callers (ANONYMOUS_OPERATIONS), free, and rate-limited per client
+   * address. Nothing here names an account, so no credit can move. A call that sent any
+   * Authorization header is never anonymous: wrong credentials are refused, not ignored.
+   */
+  private async runAnonymous(call: BoundCall, request: LookupRequest): Promise<LookupOutcome> {
+    const op = call.operation;
+    const caller = request.caller;
+    if (caller === undefined || caller.sentAuthorization || this.deps.anonymous?.operations.has(op.name) !== true) {
+      throw new LookupError('UNAUTHORIZED', caller?.sentAuthorization === true ? 'Invalid username or API key' : CREDENTIALS_REQUIRED);
+    }
+    const decision = this.deps.rateLimiter?.checkAnonymous(caller.address, this.deps.anonymous.limits);
+    const settled = decision instanceof Promise ? await decision : decision;
+    if (settled && !settled.allowed) {
+      this.deps.observer?.onRateLimited?.({ window: settled.window, interface: request.interface });
+      throw new LookupError('RATE_LIMITED', MESSAGES.anonymousRateLimited(settled.limit, settled.window, settled.retryAfterSeconds), {
+        retryAfterSeconds: settled.retryAfterSeconds,
+      });
+    }
+    const query = this.validate(call);
+    const answered = this.answer(query);
+    const record: unknown = answered instanceof Promise ? await answered : answered;
+    return { operation: op, result: this.shape(op, record, request.baseUrl), charged: 0, balance: 0 };
   }
 
   /** Stage "resolve": the operation and arguments the adapter resolved, or its refusal raised now. */
@@ -422,6 +489,9 @@ export class LookupPipeline {
     if (unavailable !== undefined) {
       throw new LookupError('UPSTREAM_UNAVAILABLE', `${op.label} lookup is temporarily unavailable, please try again later`);
     }
+    // A source that lists only what it has (CheckStolen's register): not listed is an answer.
+    const absent = codecOf(op.resultType).recordWhenAbsent?.();
+    if (absent !== undefined) return absent;
     throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label));
   }
 

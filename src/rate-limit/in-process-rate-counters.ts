@@ -16,9 +16,9 @@ const MAX_ACCOUNTS = 100_000;
  * up to (instances x limit).
  */
 export class InProcessRateCounters implements RateCounters {
-  private readonly counts = new Map<number, AccountCounts>();
+  private readonly counts = new Map<number | string, AccountCounts>();
 
-  hit(accountId: number, limits: EffectiveLimits, now: Date): RateDecision {
+  hit(accountId: number | string, limits: EffectiveLimits, now: Date): RateDecision {
     const windows = windowsAt(now);
     let counts = this.counts.get(accountId);
     if (!counts) {

@@ -43,8 +43,11 @@ export const ALLOWED: RateDecision = Object.freeze({ allowed: true });
  * of one counter per window.
  */
 export interface RateCounters {
-  /** Counts one request of the account if its limits allow it. `limits` has at least one limit. */
-  hit(accountId: number, limits: EffectiveLimits, now: Date): MaybePromise<RateDecision>;
+  /**
+   * Counts one request of the subject if its limits allow it. `limits` has at least one limit. The
+   * subject is an account id, or `anon:<address>` for an anonymous caller (RateLimiter.checkAnonymous).
+   */
+  hit(subject: number | string, limits: EffectiveLimits, now: Date): MaybePromise<RateDecision>;
 }
 
 const DAY_MS = 86_400_000;
@@ -103,5 +106,15 @@ export class RateLimiter {
     const limits = effectiveLimits(account.rateLimits, this.defaults);
     if (limits.perSecond === null && limits.perDay === null) return ALLOWED;
     return this.counters.hit(account.id, limits, this.clock.now());
+  }
+
+  /**
+   * Counts one anonymous request from a client address (an operation the operator opened to
+   * anonymous callers: ANONYMOUS_OPERATIONS), in the same counters as the accounts' (Redis when
+   * configured), under its own subject so it never shares an account's count.
+   */
+  checkAnonymous(address: string, limits: EffectiveLimits): MaybePromise<RateDecision> {
+    if (limits.perSecond === null && limits.perDay === null) return ALLOWED;
+    return this.counters.hit(`anon:${address}`, limits, this.clock.now());
   }
 }

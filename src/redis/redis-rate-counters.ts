@@ -40,8 +40,8 @@ const HIT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
 const SECOND_KEY_SLACK_MS = 5000;
 const DAY_KEY_SLACK_MS = 3_600_000;
 
-/** The counter keys of an account: `{prefix}rl:{<id>}:s:<epoch second>` and `...:d:<YYYY-MM-DD>`. */
-export function rateLimitKeys(keyPrefix: string, accountId: number, now: Date): { second: string; day: string } {
+/** The counter keys of an account (or `anon:<address>`): `{prefix}rl:{<id>}:s:<epoch second>` and `...:d:<YYYY-MM-DD>`. */
+export function rateLimitKeys(keyPrefix: string, accountId: number | string, now: Date): { second: string; day: string } {
   const { second } = windowsAt(now);
   // The braces are a Redis Cluster hash tag: both keys of the script land on the same node.
   const base = `${keyPrefix}rl:{${accountId}}`;
@@ -67,7 +67,7 @@ export class RedisRateCounters implements RateCounters {
     this.outage = new OutageLog(log, 'Shared rate-limit counters in Redis', 'rate limits are counted per instance');
   }
 
-  async hit(accountId: number, limits: EffectiveLimits, now: Date): Promise<RateDecision> {
+  async hit(accountId: number | string, limits: EffectiveLimits, now: Date): Promise<RateDecision> {
     const client = this.connection.commands;
     if (client.status !== 'ready') return this.fallBack(accountId, limits, now, new Error(`Redis connection is ${client.status}`));
     const windows = windowsAt(now);
@@ -85,7 +85,7 @@ export class RedisRateCounters implements RateCounters {
     return ALLOWED;
   }
 
-  private fallBack(accountId: number, limits: EffectiveLimits, now: Date, error: unknown): RateDecision | Promise<RateDecision> {
+  private fallBack(accountId: number | string, limits: EffectiveLimits, now: Date, error: unknown): RateDecision | Promise<RateDecision> {
     this.outage.failed(error);
     this.onFallback();
     return this.fallback.hit(accountId, limits, now);

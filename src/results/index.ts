@@ -1,7 +1,18 @@
 import type { MotDocument, NcapRating, VehicleDocument } from '../lookup/lookup-result.js';
+import { arrayOfNameValueCodec } from './array-of-name-value.codec.js';
+import { dataGridCodec, type DataGrid } from './data-grid.codec.js';
+import type { FlatRecord } from './flat-record.js';
+import { frenchCar2Codec, type FrenchCar2 } from './french-car2.codec.js';
+import { insuranceDetailsCodec } from './insurance-details.codec.js';
+import { insuranceCodec } from './insurance.codec.js';
+import { insuredStatusCodec } from './insured-status.codec.js';
+import { irishTaxiCodec } from './irish-taxi.codec.js';
+import { londonTaxiCodec } from './london-taxi.codec.js';
 import { preAssessmentSearchResultsCodec } from './pre-assessment-search-results.codec.js';
 import type { ResultCodec, ResultContext } from './result-codec.js';
+import { stringCodec } from './string.codec.js';
 import { ukMotDataCodec } from './uk-mot-data.codec.js';
+import { valuationCodec } from './valuation.codec.js';
 import { vehicleCodec } from './vehicle.codec.js';
 
 /**
@@ -13,6 +24,16 @@ export interface ResultValues {
   Vehicle: VehicleDocument;
   UKMOTData: MotDocument;
   ArrayOfPreAssessmentSearchResult: readonly NcapRating[];
+  Valuation: FlatRecord;
+  InsuredStatus: FlatRecord;
+  InsuranceDetails: FlatRecord;
+  Insurance: FlatRecord;
+  ArrayOfNameValue: readonly FlatRecord[];
+  string: string;
+  FrenchCar2: FrenchCar2;
+  IrishTaxi: FlatRecord;
+  LondonTaxi: FlatRecord;
+  DataGrid: DataGrid;
 }
 
 /** The result types of the interface (the catalogue's `resultType`). */
@@ -23,6 +44,16 @@ export const RESULT_CODECS: { readonly [K in ResultType]: ResultCodec<ResultValu
   Vehicle: vehicleCodec,
   UKMOTData: ukMotDataCodec,
   ArrayOfPreAssessmentSearchResult: preAssessmentSearchResultsCodec,
+  Valuation: valuationCodec,
+  InsuredStatus: insuredStatusCodec,
+  InsuranceDetails: insuranceDetailsCodec,
+  Insurance: insuranceCodec,
+  ArrayOfNameValue: arrayOfNameValueCodec,
+  string: stringCodec,
+  FrenchCar2: frenchCar2Codec,
+  IrishTaxi: irishTaxiCodec,
+  LondonTaxi: londonTaxiCodec,
+  DataGrid: dataGridCodec,
 };
 
 /** A result as the pipeline hands it to the protocol adapters. */

@@ -24,8 +24,10 @@ export interface SchemaType {
 export interface ImportPayload {
   /** The member of the JSON Lines object that holds the record (`vehicle`, `mot`, `ncap`, ...). */
   readonly field: string;
-  /** Why the payload cannot be stored, or undefined when it can. */
-  validate(payload: Record<string, unknown>): string | undefined;
+  /** The JSON type that member must have (checked before `validate`); `object` when absent. */
+  readonly jsonType?: 'object' | 'array' | 'string';
+  /** Why the payload (of its `jsonType`) cannot be stored, or undefined when it can. */
+  validate(payload: unknown): string | undefined;
 }
 
 /**
@@ -54,6 +56,12 @@ export interface ResultCodec<T> {
   fromRecord(record: unknown, context: ResultContext): T;
   /** False when a successful lookup with this result costs nothing (an empty Euro NCAP list). */
   isChargeable(value: T): boolean;
+  /**
+   * The record to answer with when every provider says "not found", for result types whose source
+   * lists only what it has (a stolen-vehicle register: not listed = the empty list). Absent: the
+   * lookup fails with "{label} Lookup failed". Never used when a provider was unavailable.
+   */
+  recordWhenAbsent?(): unknown;
   /** The value JSON.stringify turns into the JSON interface's body. */
   jsonBody(value: T): unknown;
   /**

@@ -129,6 +129,19 @@ describe('configuration', () => {
     }
   });
 
+  it('opens only operations without a username to anonymous callers, none by default', () => {
+    expect(loadConfig({}).anonymous).toEqual({ operations: [], perSecond: 1, perDay: 100 });
+    expect(loadConfig({ ANONYMOUS_OPERATIONS: ' CheckStolen , CheckIrishTaxi,CheckStolen', ANONYMOUS_RATE_PER_SECOND: '5' }).anonymous).toEqual({
+      operations: ['CheckStolen', 'CheckIrishTaxi'],
+      perSecond: 5,
+      perDay: 100,
+    });
+    // An operation that takes a username would let a stranger name the payer: refused at start.
+    expect(() => loadConfig({ ANONYMOUS_OPERATIONS: 'CheckPrice' })).toThrow(/^ANONYMOUS_OPERATIONS: "CheckPrice" is not an operation without a username/);
+    expect(() => loadConfig({ ANONYMOUS_OPERATIONS: 'checkstolen' })).toThrow(ConfigError);
+    expect(() => loadConfig({ ANONYMOUS_RATE_PER_DAY: '0' })).toThrow(ConfigError);
+  });
+
   it('counts blank values as unset', () => {
     const config = loadConfig({ PORT: ' ', WORKERS: '', BASE_URL: '  ', RDW_ENABLED: '' });
     expect(config.port).toBe(8080);

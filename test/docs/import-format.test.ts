@@ -13,17 +13,17 @@ function exampleLines(): string[] {
 }
 
 describe('docs/import-format.md', () => {
-  it('shows examples of every dataset kind, and every example line imports', () => {
+  it('shows examples of every result type, and every example line imports', () => {
     const lines = exampleLines();
     const validator = new RecordValidator(catalogue);
-    const kinds = new Set<string>();
+    const types = new Set<string>();
     for (const line of lines) {
       const outcome = validator.validate(JSON.parse(line));
       expect(outcome, line.slice(0, 80)).toMatchObject({ ok: true });
       const op = catalogue.find((JSON.parse(line) as { operation: string }).operation);
-      if (op) kinds.add(op.dataset.kind);
+      if (op) types.add(op.resultType);
     }
-    expect([...kinds].sort()).toEqual(['mot', 'ncap', 'vehicle']);
+    expect([...types].sort()).toEqual([...new Set(catalogue.operations.map((op) => op.resultType))].sort());
   });
 
   it('takes its vehicle and rating examples verbatim from the sample dataset', () => {

@@ -34,7 +34,7 @@ describe.each(await enginesToTest())('JSON interface on %s', (engine) => {
       for (const line of sampleLines()) {
         const op = catalogue.find(line.operation);
         if (!op) throw new Error(line.operation);
-        const path = op.name === 'CheckEuroNCap' ? `/api/json.aspx/CheckEuroNCap/${encodeURIComponent(String(line.ncap?.Make))}/${encodeURIComponent(String(line.ncap?.Model))}` : jsonPathFor(op, line.key ?? {});
+        const path = op.name === 'CheckEuroNCap' ? `/api/json.aspx/CheckEuroNCap/${encodeURIComponent(String(line.ncap?.Make))}/${encodeURIComponent(String(line.ncap?.Model))}` : jsonPathFor(op, { mileage: '42000', ...line.key }); // CheckPrice's mileage is a path segment, not a key
         const res = await get(path);
         expect(res.status, `${path}: ${res.status === 200 ? '' : await res.clone().text()}`).toBe(200);
         expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');

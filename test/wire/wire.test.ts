@@ -2,6 +2,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/accounts/api-key.js';
 import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
 import { ENGINES, enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -32,6 +33,18 @@ function shouldUpdate(name: string): boolean {
 /** Accounts the cases name in their `username` parameter. */
 const WIRE_ACCOUNTS = { wire: 1_000_000, broke: 0 } as const;
 
+/**
+ * The `wire` account's API key, fixed so the cases of operations without a username can send it
+ * (`Authorization: Basic d2lyZTp3aXJlLWtub3duLWFwaS1rZXktZm9yLW9wZXJhdGlvbnMtd2l0aG91dC11c2VybmFtZQ==`).
+ */
+const WIRE_API_KEY = 'wire-known-api-key-for-operations-without-username';
+
+/**
+ * CheckIrishTaxi is open to anonymous callers, so a case shows that path; the rate is high enough
+ * that cases run back to back (all from inject's one address) are never limited.
+ */
+const WIRE_ENV = { BASE_URL: 'http://wire.test', ANONYMOUS_OPERATIONS: 'CheckIrishTaxi', ANONYMOUS_RATE_PER_SECOND: '1000000' };
+
 function headerText(value: string | string[] | number | undefined): string | undefined {
   if (value === undefined) return undefined;
   return Array.isArray(value) ? value.join(', ') : String(value);
@@ -43,13 +56,16 @@ describe.each(await enginesToTest())('golden wire files on %s', (engine) => {
 
   beforeAll(async () => {
     // A fixed BASE_URL makes ImageUrl independent of the Host header inject sends.
-    t = await createTestApp({ BASE_URL: 'http://wire.test' }, undefined, engine);
+    t = await createTestApp(WIRE_ENV, undefined, engine);
     const summary = await t.services.importer.importFile(SAMPLE_DATASET_PATH, { skipInvalid: false, source: 'sample' });
     if (!summary.committed) throw new Error(`the sample dataset has ${summary.invalid} invalid lines`);
     // Records of shapes the sample does not have (sparse, motorbike, odd values): wire-records.jsonl.
     const extra = await t.services.importer.importFile(WIRE_RECORDS_PATH, { skipInvalid: false, source: 'wire' });
     if (!extra.committed) throw new Error(`wire-records.jsonl has ${extra.invalid} invalid lines`);
     for (const [username, credits] of Object.entries(WIRE_ACCOUNTS)) await t.account(username, credits);
+    // A fixed key, so cases that send HTTP Basic for \`wire\` have fixed request files.
+    const wire = await t.services.accounts.show('wire');
+    await t.services.storage.db.updateTable('api_keys').set({ key_hash: hashApiKey(WIRE_API_KEY) }).where('account_id', '=', wire.id).execute();
   });
   afterAll(async () => t.close());
 

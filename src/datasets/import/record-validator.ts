@@ -16,6 +16,13 @@ export { NCAP_FIELDS } from '../../results/pre-assessment-search-results.codec.j
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const fail = (reason: string): LineOutcome => ({ ok: false, reason });
 
+/** Whether an import payload has the JSON type its codec takes (ImportPayload.jsonType). */
+function hasJsonType(payload: unknown, type: 'object' | 'array' | 'string'): boolean {
+  if (type === 'array') return Array.isArray(payload);
+  if (type === 'string') return typeof payload === 'string';
+  return isObject(payload);
+}
+
 /** Checks one parsed import line against the catalogue (issue 2 "Import format"). */
 export class RecordValidator {
   constructor(private readonly catalogue: Catalogue) {}
@@ -34,14 +41,15 @@ export class RecordValidator {
     const extra = Object.keys(value).filter((k) => !allowed.has(k));
     if (extra.length > 0) return fail(`unexpected field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')} for ${name} (expected ${[...allowed].map((k) => `"${k}"`).join(', ')})`);
     const payload = value[payloadField];
-    if (!isObject(payload)) return fail(`"${payloadField}" must be a JSON object`);
+    const jsonType = codec.importPayload.jsonType ?? 'object';
+    if (!hasJsonType(payload, jsonType)) return fail(`"${payloadField}" must be a JSON ${jsonType}`);
 
     // Ratings are stored by their own fields; every other record by its key.
     const key = kind === 'ncap' ? '' : this.key(op.name, value.key);
     if (typeof key !== 'string') return key;
     const problem = codec.importPayload.validate(payload);
     if (problem !== undefined) return fail(problem);
-    if (kind === 'ncap') return this.rating(name, payload);
+    if (kind === 'ncap') return this.rating(name, payload as Record<string, unknown>);
     return { ok: true, line: { kind: 'record', operation: name, record: { dataset: op.dataset.name, lookupKey: key, document: JSON.stringify(payload) } } };
   }
 

@@ -150,6 +150,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         const outcome = await options.pipeline.execute({
           call: { operation: op, args: bindPairs(op, pairs) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
+          caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
           baseUrl,

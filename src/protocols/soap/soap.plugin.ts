@@ -162,6 +162,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         const outcome = await options.pipeline.execute({
           call: { operation: found, args: readParameters(element, found, endpoint.namespace) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
+          caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
           baseUrl,

@@ -63,10 +63,9 @@ function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): 
 }
 
 /**
- * US recalls and Canadian specifications (upstream-sources.md §10.4, §10.6). `CheckRecalledVIN`
- * and `CarSpecifications` are not in the catalogue yet (they need the `string` and `DataGrid`
- * result types): until they are, these registrations name no operation a request can reach.
- * The recalls need the offline VIN decoder for make, model and year.
+ * US recalls and Canadian specifications (upstream-sources.md §10.4, §10.6), behind
+ * `CheckRecalledVIN` (a `string`) and `CarSpecifications` (a `DataGrid`). The recalls need the
+ * offline VIN decoder for make, model and year.
  */
 function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   const registrations: ProviderRegistration[] = [];
