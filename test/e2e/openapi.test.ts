@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
-import { generateOpenApi } from '../../src/protocols/json/openapi.js';
+import { generateOpenApi, sampleParameterExamples } from '../../src/protocols/json/openapi.js';
 import { OPENAPI_PATHS } from '../../src/protocols/json/openapi.plugin.js';
 import { jsonPathFor, sampleLines, type SampleLine } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -14,6 +14,7 @@ interface Parameter {
   name: string;
   in: string;
   schema: object;
+  example?: string;
 }
 interface Response {
   headers?: Record<string, { $ref: string }>;
@@ -31,7 +32,7 @@ interface Document {
 }
 
 const catalogue = new Catalogue();
-const generated = generateOpenApi(catalogue) as unknown as Document;
+const generated = generateOpenApi(catalogue, sampleParameterExamples(catalogue)) as unknown as Document;
 
 /** A `#/components/{kind}/{name}` reference's name. */
 function refName(ref: string, kind: string): string {
@@ -70,7 +71,7 @@ function templateFor(doc: Document, operation: string, count: number): [string, 
 describe('the OpenAPI document of the JSON interface', () => {
   it('is a valid OpenAPI 3.1 document (checked by @seriousme/openapi-schema-validator)', async () => {
     const validator = new Validator();
-    const result = await validator.validate(structuredClone(generateOpenApi(catalogue)));
+    const result = await validator.validate(structuredClone(generateOpenApi(catalogue, sampleParameterExamples(catalogue))));
     expect(result.errors ?? [], JSON.stringify(result.errors, null, 2)).toEqual([]);
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
@@ -209,6 +210,22 @@ describe('the OpenAPI document served by the service', () => {
     const refused = await fetch(url.replace('{State}', 'XX'), { headers: { authorization: auth } });
     expect(refused.status).toBe(500);
     expect(refused.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+  });
+
+  it('gives every parameter an example from the sample data that answers 200 on a seeded store', async () => {
+    const doc = await servedDocument();
+    for (const [path, item] of Object.entries(doc.paths)) {
+      const { parameters } = item.get;
+      // UKMOT's Make is accepted and ignored: the sample MOT records carry no make to show.
+      if (parameters.some((p) => p.example === undefined)) {
+        expect(path).toBe('/UKMOT/{RegistrationNumber}/{Make}');
+        continue;
+      }
+      let url = `${base}${doc.servers[0]?.url ?? ''}${path}`;
+      for (const p of parameters) url = url.replace(`{${p.name}}`, encodeURIComponent(p.example ?? ''));
+      const res = await fetch(url, { headers: { authorization: auth } });
+      expect(res.status, `${url}: ${res.status === 200 ? '' : await res.text()}`).toBe(200);
+    }
   });
 
   it('serves the documentation page with its own script and style under a policy that allows nothing else', async () => {

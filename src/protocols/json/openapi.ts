@@ -1,7 +1,9 @@
-import type { Catalogue } from '../../catalogue/catalogue.js';
+import { readFileSync } from 'node:fs';
+import { SAMPLE_DATASET_PATH } from '../../bootstrap/seed.js';
+import { Catalogue } from '../../catalogue/catalogue.js';
 import type { JsonSegment, OperationDeclaration, ParameterDeclaration } from '../../catalogue/operation.js';
 import { SERVICES } from '../../catalogue/services.js';
-import { RESULT_CODECS, type ResultType } from '../../results/index.js';
+import { codecOf, RESULT_CODECS, type ResultType } from '../../results/index.js';
 import type { JsonSchema } from '../../shared/json-schema.js';
 
 /**
@@ -25,6 +27,33 @@ const SECURITY_SCHEME = 'basicAuth';
 
 const textBody = (example: string): JsonSchema => ({ [TEXT_PLAIN]: { schema: { type: 'string' }, example } });
 
+/** Example parameter values of each operation (name -> parameter -> value). */
+export type ParameterExamples = ReadonlyMap<string, Readonly<Record<string, string>>>;
+
+/**
+ * The parameter values of the first record of each operation in a JSON Lines dataset: its key, or
+ * for a search (CheckEuroNCap) the record's own members named like the parameters. From the sample
+ * dataset a fresh store is seeded with, so the examples answer 200 on a new installation.
+ */
+export function parameterExamples(catalogue: Catalogue, jsonLines: string): ParameterExamples {
+  const examples = new Map<string, Record<string, string>>();
+  for (const text of jsonLines.split('\n')) {
+    if (text.trim() === '') continue;
+    const line = JSON.parse(text) as Record<string, unknown>;
+    const op = typeof line.operation === 'string' ? catalogue.find(line.operation) : undefined;
+    if (!op || examples.has(op.name)) continue;
+    const source = line.key ?? line[codecOf(op.resultType).importPayload.field];
+    if (typeof source !== 'object' || source === null) continue;
+    const values: Record<string, string> = {};
+    for (const parameter of Catalogue.inputParameters(op)) {
+      const value = (source as Record<string, unknown>)[parameter.name];
+      if (typeof value === 'string' && value.trim() !== '') values[parameter.name] = value;
+    }
+    examples.set(op.name, values);
+  }
+  return examples;
+}
+
 /** The path values an operation can be called with: its required segments, then each optional one in turn. */
 function pathVariants(op: OperationDeclaration): JsonSegment[][] {
   const segments = op.jsonPath.segments;
@@ -39,7 +68,7 @@ function pathVariants(op: OperationDeclaration): JsonSegment[][] {
  * parameter's input rule; one of several filling a parameter (a KBA number's HSN and TSN) is a
  * part, and the rule applies to the joined value.
  */
-function pathParameter(op: OperationDeclaration, variant: readonly JsonSegment[], segment: JsonSegment): JsonSchema {
+function pathParameter(op: OperationDeclaration, variant: readonly JsonSegment[], segment: JsonSegment, examples: ParameterExamples): JsonSchema {
   const parameter: ParameterDeclaration | undefined = op.parameters.find((p) => p.name === segment.parameter);
   if (!parameter) throw new Error(`${op.name}: path segment ${segment.label} fills no parameter ${segment.parameter}`);
   const parts = variant.filter((s) => s.parameter === segment.parameter);
@@ -52,7 +81,9 @@ function pathParameter(op: OperationDeclaration, variant: readonly JsonSegment[]
   } else if (parameter.rule) {
     description = `${parameter.description}. ${parameter.rule.description}`;
   }
-  return { name: segment.label, in: 'path', required: true, description, schema };
+  const whole = examples.get(op.name)?.[parameter.name];
+  const example = parts.length > 1 ? whole?.split(op.jsonPath.joinWith ?? '')[parts.indexOf(segment)] : whole;
+  return { name: segment.label, in: 'path', required: true, description, schema, ...(example ? { example } : {}) };
 }
 
 function operationId(op: OperationDeclaration, variant: readonly JsonSegment[], required: number): string {
@@ -64,7 +95,7 @@ function costText(op: OperationDeclaration): string {
   return `A successful lookup costs ${op.cost} credit${op.cost === 1 ? '' : 's'} (none for a test plate${op.resultType === 'ArrayOfPreAssessmentSearchResult' ? ' or an empty list' : ''}).`;
 }
 
-function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], required: number): JsonSchema {
+function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], required: number, examples: ParameterExamples): JsonSchema {
   const services = op.services.map((id) => SERVICES[id].path).join(', ');
   return {
     get: {
@@ -72,7 +103,7 @@ function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], req
       summary: `${op.name}: ${op.label}`,
       description: `${op.documentation} ${costText(op)} The same operation as ${op.name} on ${services}.`,
       tags: [op.label],
-      parameters: variant.map((segment) => pathParameter(op, variant, segment)),
+      parameters: variant.map((segment) => pathParameter(op, variant, segment, examples)),
       responses: {
         '200': { $ref: `#/components/responses/${RESULT_CODECS[op.resultType].xmlName}` },
         '400': { $ref: '#/components/responses/BadHost' },
@@ -162,8 +193,8 @@ function components(types: readonly ResultType[]): JsonSchema {
   };
 }
 
-/** The document as data, operations in catalogue order. */
-export function generateOpenApi(catalogue: Catalogue): JsonSchema {
+/** The document as data, operations in catalogue order; `examples` fill the parameters' `example`. */
+export function generateOpenApi(catalogue: Catalogue, examples: ParameterExamples = new Map()): JsonSchema {
   const paths: Record<string, JsonSchema> = {};
   for (const op of catalogue.operations) {
     const variants = pathVariants(op);
@@ -171,7 +202,7 @@ export function generateOpenApi(catalogue: Catalogue): JsonSchema {
     for (const variant of variants) {
       const path = variantPath(op, variant);
       if (path in paths) throw new Error(`Two operations share the JSON path ${path}`);
-      paths[path] = pathItem(op, variant, required);
+      paths[path] = pathItem(op, variant, required, examples);
     }
   }
   const types = [...new Set(catalogue.operations.map((op) => op.resultType))];
@@ -193,7 +224,15 @@ export function generateOpenApi(catalogue: Catalogue): JsonSchema {
   };
 }
 
-/** The document as served and committed (docs/openapi/lookup.json): two-space JSON and a newline. */
+/** The examples of the sample dataset a fresh store is seeded with (bootstrap/seed.ts). */
+export function sampleParameterExamples(catalogue: Catalogue): ParameterExamples {
+  return parameterExamples(catalogue, readFileSync(SAMPLE_DATASET_PATH, 'utf8'));
+}
+
+/**
+ * The document as served and committed (docs/openapi/lookup.json), with the sample dataset's
+ * examples: two-space JSON and a newline.
+ */
 export function renderOpenApi(catalogue: Catalogue): string {
-  return `${JSON.stringify(generateOpenApi(catalogue), null, 2)}\n`;
+  return `${JSON.stringify(generateOpenApi(catalogue, sampleParameterExamples(catalogue)), null, 2)}\n`;
 }

@@ -24,12 +24,17 @@ function basic(username, password) {
   return `Basic ${btoa(String.fromCharCode(...bytes))}`;
 }
 
+/** An input for a path parameter, filled with the document's example (a sample record's value). */
 function parameterInput(id, parameter) {
   const schema = parameter.schema ?? {};
   if (Array.isArray(schema.enum)) {
-    return el('select', { id, name: parameter.name }, ...schema.enum.map((value) => el('option', { value }, value)));
+    const select = el('select', { id, name: parameter.name }, ...schema.enum.map((value) => el('option', { value }, value)));
+    if (parameter.example !== undefined) select.value = parameter.example;
+    return select;
   }
-  return el('input', { id, name: parameter.name, type: 'text', required: '', autocomplete: 'off', spellcheck: 'false' });
+  const input = el('input', { id, name: parameter.name, type: 'text', required: '', autocomplete: 'off', spellcheck: 'false' });
+  if (parameter.example !== undefined) input.value = parameter.example;
+  return input;
 }
 
 function schemaText(schema) {
