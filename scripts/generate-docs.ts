@@ -1,7 +1,7 @@
 /**
- * Writes the generated artefacts (docs/operations.md, the WSDL snapshots in docs/wsdl/) from the
- * code. `--check` writes nothing and exits 1 when a committed file is stale; the test suite
- * (test/docs/generated-artefacts.test.ts) checks the same.
+ * Writes the generated artefacts (docs/operations.md, the WSDL snapshots in docs/wsdl/, the OpenAPI
+ * document docs/openapi/lookup.json) from the code. `--check` writes nothing and exits 1 when a
+ * committed file is stale; the test suite (test/docs/generated-artefacts.test.ts) checks the same.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';

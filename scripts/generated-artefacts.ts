@@ -1,6 +1,7 @@
 import { Catalogue } from '../src/catalogue/catalogue.js';
 import { renderOperationsMarkdown } from '../src/catalogue/catalogue-docs.js';
 import { SERVICES } from '../src/catalogue/services.js';
+import { renderOpenApi } from '../src/protocols/json/openapi.js';
 import { serviceEndpoints } from '../src/protocols/service-endpoints.js';
 import { generateWsdl } from '../src/protocols/wsdl/wsdl-generator.js';
 
@@ -23,5 +24,7 @@ export function generatedArtefacts(): GeneratedArtefact[] {
       path: `docs/wsdl/${endpoint.definition.path.split('/').at(-1) ?? endpoint.definition.id}.wsdl`,
       render: () => generateWsdl(endpoint, `${SNAPSHOT_BASE_URL}${endpoint.definition.path}`),
     })),
+    // The same text the service serves at /openapi/lookup.json: its server URL is relative.
+    { path: 'docs/openapi/lookup.json', render: () => renderOpenApi(catalogue) },
   ];
 }

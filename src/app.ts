@@ -8,6 +8,7 @@ import { requestLoggerFactory } from './ops/request-logger.js';
 import { opsPlugin } from './ops/health.plugin.js';
 import { asmxHttpPlugin } from './protocols/asmx-http/asmx-http.plugin.js';
 import { jsonPlugin } from './protocols/json/json.plugin.js';
+import { openApiPlugin } from './protocols/json/openapi.plugin.js';
 import { serviceEndpoints } from './protocols/service-endpoints.js';
 import { soapPlugin } from './protocols/soap/soap.plugin.js';
 import { wsdlPlugin } from './protocols/wsdl/wsdl.plugin.js';
@@ -216,6 +217,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const endpoints = serviceEndpoints(services.catalogue, { reg: config.regNamespace, bespoke: config.bespokeNamespace });
   const xmlOptions = { endpoints, pipeline: services.pipeline, baseUrl: config.baseUrl, bodyLimit: config.xmlBodyLimit };
   await app.register(jsonPlugin, { catalogue: services.catalogue, pipeline: services.pipeline, realm: config.authRealm, baseUrl: config.baseUrl });
+  await app.register(openApiPlugin, { catalogue: services.catalogue });
   await app.register(soapPlugin, xmlOptions);
   await app.register(asmxHttpPlugin, xmlOptions);
   await app.register(wsdlPlugin, { endpoints, baseUrl: config.baseUrl });

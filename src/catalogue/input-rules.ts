@@ -6,6 +6,7 @@
  * one to every parameter.
  */
 
+import type { JsonSchema } from '../shared/json-schema.js';
 import { checkVin } from '../vin/vin.js';
 
 export type RuleOutcome = { ok: true; value: string } | { ok: false; reason: string };
@@ -15,6 +16,12 @@ export interface InputRule {
   readonly name: string;
   /** Human description for docs and help pages. */
   readonly description: string;
+  /**
+   * The raw values it accepts as a JSON Schema for a string (the OpenAPI document's parameter
+   * schema): never stricter than `normalise`, except where a list's letter case is concerned
+   * (the enum names the canonical codes; the description says any case is accepted).
+   */
+  readonly schema: JsonSchema;
   normalise(raw: string): RuleOutcome;
 }
 
@@ -35,6 +42,7 @@ const PLAIN_PLATE = /^[A-Za-z0-9]{1,20}$/;
 export const registrationRule: InputRule = {
   name: 'registration',
   description: 'Registration number: letters and digits; case, spaces and hyphens are ignored',
+  schema: { type: 'string', pattern: '^[\\p{L}\\p{M}\\p{N}\\s-]+$' },
   normalise(raw) {
     // Nearly every plate is plain ASCII letters and digits already: nothing to fold or strip.
     if (PLAIN_PLATE.test(raw)) return ok(raw.toUpperCase());
@@ -59,6 +67,7 @@ function foldingPlateRule(name: string, what: string, fold: Readonly<Record<stri
   return {
     name,
     description: `${what} registration number: as \`registration\`, and the letters ${letters} are read as the Latin letters they look like`,
+    schema: registrationRule.schema,
     normalise(raw) {
       const plain = registrationRule.normalise(raw);
       if (!plain.ok || PLAIN_PLATE.test(plain.value)) return plain;
@@ -95,6 +104,8 @@ const SWISS_PLATE = new RegExp(`^(?:${SWISS_CANTONS.join('|')})\\d{1,6}U?$`);
  */
 export const swissPlateRule: InputRule = {
   name: 'swiss-plate',
+  // Looser than the rule (the canton codes are checked by normalise), never stricter.
+  schema: registrationRule.schema,
   description: `Swiss registration number: a canton code (${SWISS_CANTONS.join(', ')}) and 1 to 6 digits (dealer plates: then U), e.g. ZH 123456; case, spaces and hyphens are ignored`,
   normalise(raw) {
     const plain = registrationRule.normalise(raw);
@@ -111,6 +122,7 @@ function codeListRule(name: string, what: string, codes: readonly string[], alia
   return {
     name,
     description: `${what}: one of ${shown} (any letter case)`,
+    schema: { type: 'string', enum: [...codes, ...Object.keys(aliases)] },
     normalise(raw) {
       const given = raw.trim().toUpperCase();
       if (given.length === 0) return fail('must not be empty');
@@ -153,6 +165,7 @@ export const pakistanProvinceRule = codeListRule('pakistan-province', 'Pakistani
 export const vinRule: InputRule = {
   name: 'vin',
   description: 'Vehicle identification number: 17 characters of A-H, J-N, P, R-Z and 0-9; North American and Chinese VINs must have a correct check digit (position 9)',
+  schema: { type: 'string', pattern: '^[\\s-]*(?:[A-HJ-NPR-Za-hj-npr-z0-9][\\s-]*){17}$' },
   normalise(raw) {
     const value = raw.trim().replace(/[\s-]+/gu, '').toUpperCase();
     const checked = checkVin(value);
@@ -167,6 +180,7 @@ export const vinRule: InputRule = {
 export const kbaNumberRule: InputRule = {
   name: 'kba-number',
   description: 'German KBA type key HSN/TSN, e.g. 0005/ALQ',
+  schema: { type: 'string', pattern: '^[\\s/-]*\\d{4}[\\s/-]*[A-Za-z0-9]{3}[\\s/-]*$' },
   normalise(raw) {
     const compact = raw.trim().replace(/[\s/-]+/gu, '').toUpperCase();
     if (compact.length === 0) return fail('must not be empty');
@@ -180,6 +194,7 @@ export const kbaNumberRule: InputRule = {
 export const int32Rule: InputRule = {
   name: 'int32',
   description: 'Whole number (32-bit)',
+  schema: { type: 'string', pattern: '^\\s*[+-]?\\d{1,10}\\s*$' },
   normalise(raw) {
     const value = raw.trim();
     if (!/^[+-]?\d{1,10}$/.test(value)) return fail('must be a whole number');
@@ -193,6 +208,7 @@ export const int32Rule: InputRule = {
 export const textRule: InputRule = {
   name: 'text',
   description: 'Text; compared without regard to letter case or surrounding spaces',
+  schema: { type: 'string', pattern: '\\S', description: `At most ${MAX_PARAMETER_LENGTH} characters once runs of spaces are collapsed` },
   normalise(raw) {
     const value = raw.trim().replace(/\s+/gu, ' ').toUpperCase();
     if (value.length === 0) return fail('must not be empty');
@@ -205,6 +221,7 @@ export const textRule: InputRule = {
 export const optionalTextRule: InputRule = {
   name: 'optional-text',
   description: 'Optional text; compared without regard to letter case or surrounding spaces',
+  schema: { type: 'string', description: `At most ${MAX_PARAMETER_LENGTH} characters once runs of spaces are collapsed` },
   normalise(raw) {
     const value = raw.trim().replace(/\s+/gu, ' ').toUpperCase();
     if (value.length > MAX_PARAMETER_LENGTH) return fail(`is longer than ${MAX_PARAMETER_LENGTH} characters`);

@@ -41,6 +41,11 @@ export interface ParameterDeclaration {
    * written against the original send them); not in the WSDL.
    */
   readonly aliases?: readonly string[];
+  /**
+   * A value to show in documentation (OpenAPI examples, help pages) for a parameter that is not
+   * part of the stored key, so the sample data cannot supply one (CheckPrice's mileage).
+   */
+  readonly example?: string;
 }
 
 /** One path segment of the JSON interface, `/api/json.aspx/{Method}/{segment}/...`. */

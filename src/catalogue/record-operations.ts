@@ -92,6 +92,7 @@ export const BESPOKE_RECORD_OPERATIONS: readonly OperationDeclaration[] = [
         rule: int32Rule,
         required: true,
         description: 'Vehicle mileage (a whole number); required, as in the original; the stored valuation is per registration',
+        example: '42000',
       },
       USERNAME,
     ],

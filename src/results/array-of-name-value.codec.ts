@@ -1,5 +1,5 @@
 import { writeComplex, type ResultCodec } from './result-codec.js';
-import { flatSchemaType, pickFields, text, validateFlat, writeFlatFields, type FlatField, type FlatRecord } from './flat-record.js';
+import { flatJsonSchema, flatSchemaType, pickFields, text, validateFlat, writeFlatFields, type FlatField, type FlatRecord } from './flat-record.js';
 import { arrayItem, sequenceType } from './xsd.js';
 
 /**
@@ -43,6 +43,7 @@ export const arrayOfNameValueCodec: ResultCodec<readonly FlatRecord[]> = {
   recordWhenAbsent: () => [],
 
   jsonBody: (pairs) => pairs,
+  jsonSchema: () => ({ type: 'array', items: flatJsonSchema('NameValue', NAME_VALUE_FIELDS) }),
 
   writeXml(w, element, attributes, pairs) {
     writeComplex(w, element, attributes, pairs.length === 0, () => {

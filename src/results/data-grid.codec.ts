@@ -60,6 +60,16 @@ export const dataGridCodec: ResultCodec<DataGrid> = {
 
   isChargeable: (grid) => grid.data.length > 0,
 
+  jsonSchema: () => ({
+    title: 'DataGrid',
+    type: 'object',
+    properties: {
+      json: { type: 'string', description: 'The rows as a JSON array of objects keyed by column name' },
+      columnNames: { type: 'array', items: { type: 'string' } },
+      data: { type: 'array', items: { type: 'array', items: { type: 'string' } } },
+    },
+    required: ['json', 'columnNames', 'data'],
+  }),
   jsonBody: (grid) => grid,
 
   writeXml(w, element, attributes, grid) {

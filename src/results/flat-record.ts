@@ -1,5 +1,6 @@
 import type { XmlWriter } from '../protocols/xml/xml-writer.js';
 import { writeComplex, type ResultCodec, type SchemaType } from './result-codec.js';
+import type { JsonSchema } from '../shared/json-schema.js';
 import { optional, required, sequenceType } from './xsd.js';
 
 /**
@@ -128,6 +129,23 @@ export interface FlatCodecSpec {
   readonly jsonDescription: string;
 }
 
+/** JSON types of a flat field, as jsonBody carries it (the stored value). */
+const JSON_FIELD_SCHEMAS: Readonly<Record<FlatFieldType, JsonSchema>> = {
+  string: { type: 'string' },
+  double: { type: 'number' },
+  boolean: { type: 'boolean' },
+  dateTime: { type: 'string', description: 'ISO 8601 date and time, as xs:dateTime' },
+};
+
+/** The JSON Schema of a flat record's body: its fields, each optional (a record may lack one). */
+export function flatJsonSchema(typeName: string, fields: readonly FlatField[]): JsonSchema {
+  return {
+    title: typeName,
+    type: 'object',
+    properties: Object.fromEntries(fields.map((f) => [f.name, JSON_FIELD_SCHEMAS[f.type]])),
+  };
+}
+
 /** The codec of a flat record type: every successful answer is chargeable (a record was found). */
 export function flatRecordCodec(spec: FlatCodecSpec): ResultCodec<FlatRecord> {
   const { typeName, fields, importField } = spec;
@@ -140,6 +158,7 @@ export function flatRecordCodec(spec: FlatCodecSpec): ResultCodec<FlatRecord> {
     fromRecord: (record) => pickFields(fields, record as FlatRecord),
     isChargeable: () => true,
     jsonBody: (value) => value,
+    jsonSchema: () => flatJsonSchema(typeName, fields),
     writeXml(w, element, attributes, value) {
       writeFlatRecord(w, element, attributes, fields, value);
     },

@@ -54,6 +54,12 @@ export const frenchCar2Codec: ResultCodec<FrenchCar2> = {
 
   isChargeable: (car) => car.versions.length > 0,
 
+  jsonSchema: () => ({
+    title: 'FrenchCar2',
+    type: 'object',
+    properties: { versions: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } } } },
+    required: ['versions'],
+  }),
   jsonBody: (car) => car,
 
   writeXml(w, element, attributes, car) {

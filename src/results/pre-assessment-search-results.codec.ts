@@ -1,4 +1,5 @@
 import type { NcapRating } from '../lookup/lookup-result.js';
+import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { arrayItem, optional, required, sequenceType } from './xsd.js';
 
@@ -101,6 +102,27 @@ function validateRating(ncap: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** Each field's JSON type as validateRating admits it (strings may be null). */
+const NCAP_JSON_TYPES: Readonly<Record<NcapFieldType, JsonSchema>> = {
+  int: { type: 'integer', minimum: -2147483648, maximum: 2147483647 },
+  boolean: { type: 'boolean' },
+  string: { type: ['string', 'null'] },
+  dateTime: { type: 'string', pattern: DATE_TIME.source },
+};
+
+/** The JSON body: the stored ratings as imported (validateRating), Make and Model always present. */
+const NCAP_JSON_SCHEMA: JsonSchema = {
+  type: 'array',
+  description: 'Euro NCAP ratings (PreAssessmentSearchResult); an empty list costs nothing',
+  items: {
+    type: 'object',
+    required: ['Make', 'Model'],
+    properties: Object.fromEntries(
+      NCAP_FIELD_ORDER.map((f) => [f.name, f.name === 'Make' || f.name === 'Model' ? { type: 'string', minLength: 1 } : NCAP_JSON_TYPES[f.type]]),
+    ),
+  },
+};
+
 export const preAssessmentSearchResultsCodec: ResultCodec<readonly NcapRating[]> = {
   xmlName: 'ArrayOfPreAssessmentSearchResult',
   xsdType: 'tns:ArrayOfPreAssessmentSearchResult',
@@ -123,6 +145,8 @@ export const preAssessmentSearchResultsCodec: ResultCodec<readonly NcapRating[]>
   isChargeable: (ratings) => ratings.length > 0,
 
   jsonBody: (ratings) => ratings,
+
+  jsonSchema: () => NCAP_JSON_SCHEMA,
 
   writeXml(w, element, attributes, ratings) {
     writeComplex(w, element, attributes, ratings.length === 0, () => {

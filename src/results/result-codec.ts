@@ -1,5 +1,6 @@
 import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { Attributes, XmlWriter } from '../protocols/xml/xml-writer.js';
+import type { JsonSchema } from '../shared/json-schema.js';
 
 /** What a codec knows when it turns a stored record (or an upstream answer) into a result. */
 export interface ResultContext {
@@ -64,6 +65,15 @@ export interface ResultCodec<T> {
   recordWhenAbsent?(): unknown;
   /** The value JSON.stringify turns into the JSON interface's body. */
   jsonBody(value: T): unknown;
+  /**
+   * The JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it) that every `jsonBody` of this result
+   * type satisfies: the 200 body of the OpenAPI document, named there by `xmlName`
+   * (`#/components/schemas/Vehicle`). Self-contained: no `$ref`, since a `$ref` inside it would
+   * resolve against the OpenAPI document, not against this schema. Describe what the body really
+   * holds and leave objects open (`additionalProperties`) where records vary; a test validates
+   * every sample record's answer against it.
+   */
+  jsonSchema(): JsonSchema;
   /**
    * Writes the result element `element` with `attributes` and its content: `{Op}Result` in SOAP
    * (no attributes), the root element of GET/POST (namespace declarations).

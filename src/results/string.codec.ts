@@ -21,6 +21,7 @@ export const stringCodec: ResultCodec<string> = {
 
   isChargeable: (text) => text !== '',
 
+  jsonSchema: () => ({ type: 'string', description: 'The answer as plain text; empty when there is nothing to report' }),
   jsonBody: (text) => text,
 
   writeXml(w, element, attributes, text) {

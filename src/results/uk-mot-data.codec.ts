@@ -1,4 +1,5 @@
 import type { MotDocument } from '../lookup/lookup-result.js';
+import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, arrayItem, optional, sequenceType, writeStrings } from './xsd.js';
 
@@ -31,6 +32,28 @@ function validateMot(mot: Record<string, unknown>): string | undefined {
   return undefined;
 }
 
+/** The JSON body: what validateMot admits, with ExtendedInformation always present (jsonBody). */
+const MOT_JSON_SCHEMA: JsonSchema = {
+  type: 'object',
+  required: ['Tests', 'ExtendedInformation'],
+  properties: {
+    Tests: {
+      type: 'array',
+      description: 'MOT tests, newest first',
+      items: {
+        type: 'object',
+        properties: {
+          ...Object.fromEntries(UKTEST_STRING_FIELDS.map((f) => [f, { type: 'string' }])),
+          ...Object.fromEntries(UKTEST_ARRAY_FIELDS.map((f) => [f, { type: 'array', items: { type: 'string' } }])),
+        },
+      },
+    },
+    taxDate: { type: 'string' },
+    ExtendedInformation: { type: 'object', additionalProperties: { type: 'string' } },
+  },
+  additionalProperties: false,
+};
+
 export const ukMotDataCodec: ResultCodec<MotDocument> = {
   xmlName: 'UKMOTData',
   xsdType: 'tns:UKMOTData',
@@ -60,6 +83,8 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
   isChargeable: () => true,
 
   jsonBody: (mot) => ({ ...mot, Tests: mot.Tests, ExtendedInformation: mot.ExtendedInformation ?? {} }),
+
+  jsonSchema: () => MOT_JSON_SCHEMA,
 
   writeXml(w, element, attributes, mot) {
     writeComplex(w, element, attributes, false, () => {

@@ -1,6 +1,7 @@
 import { MOTORCYCLE_SUFFIX, textValue, withImageUrl } from '../lookup/image-url.js';
 import type { VehicleDocument } from '../lookup/lookup-result.js';
 import type { XmlWriter } from '../protocols/xml/xml-writer.js';
+import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec, type SchemaType, type XmlBinding } from './result-codec.js';
 import { optional } from './xsd.js';
 
@@ -159,6 +160,39 @@ const VEHICLE_TYPE: SchemaType = {
 };
 
 /**
+ * A vehicleJson member that vehicleData reads: a plain value or a `{CurrentTextValue, CurrentValue}`
+ * pair, as records of different countries hold it (textValue in image-url.ts reads both).
+ */
+const VEHICLE_MEMBER_SCHEMA: JsonSchema = {
+  anyOf: [
+    { type: ['string', 'number'] },
+    {
+      type: 'object',
+      properties: {
+        CurrentTextValue: { type: ['string', 'number', 'null'] },
+        CurrentValue: { type: ['integer', 'string', 'null'] },
+      },
+    },
+  ],
+};
+
+/**
+ * The vehicleJson document: its members vary by country (compat-notes "Data shapes"), so the
+ * schema names the members vehicleData is derived from and ImageUrl, and leaves the object open.
+ */
+const VEHICLE_JSON_SCHEMA: JsonSchema = {
+  type: 'object',
+  description:
+    'The vehicleJson document. Members vary by country; those listed are the ones the XML vehicleData is derived from. ' +
+    'Each is a plain value or an object with CurrentTextValue (and sometimes CurrentValue).',
+  properties: {
+    ...Object.fromEntries(VEHICLE_DATA_FIELDS.map((field) => [field.name, VEHICLE_MEMBER_SCHEMA])),
+    ImageUrl: { type: 'string', description: 'Absolute URL of a picture of the make and model (a UK motorbike\'s ends in |motorcycle after the encoded name, as the original writes it, so it is not format uri)' },
+  },
+  additionalProperties: true,
+};
+
+/**
  * A UK record of a motorbike: its BodyStyle says so (a live Check answer: "Motorbike"), or DVLA's
  * wheelplan is two wheels.
  */
@@ -195,6 +229,8 @@ export const vehicleCodec: ResultCodec<VehicleDocument> = {
   isChargeable: () => true,
 
   jsonBody: (vehicle) => vehicle,
+
+  jsonSchema: () => VEHICLE_JSON_SCHEMA,
 
   writeXml(w, element, attributes, vehicle, binding) {
     writeComplex(w, element, attributes, false, () => {

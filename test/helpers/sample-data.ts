@@ -22,7 +22,8 @@ export function jsonPathFor(op: OperationDeclaration, key: Readonly<Record<strin
   const parts: string[] = [];
   const used = new Map<string, string[]>();
   for (const segment of op.jsonPath.segments) {
-    const value = key[segment.parameter];
+    // A parameter outside the stored key (CheckPrice's mileage) takes its declared example.
+    const value = key[segment.parameter] ?? op.parameters.find((p) => p.name === segment.parameter)?.example;
     if (value === undefined) {
       if (segment.optional) break;
       throw new Error(`${op.name}: key has no ${segment.parameter}`);

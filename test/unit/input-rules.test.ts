@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import {
   australianStateRule,
@@ -6,6 +7,7 @@ import {
   greekPlateRule,
   int32Rule,
   kbaNumberRule,
+  optionalTextRule,
   pakistanProvinceRule,
   registrationRule,
   swissPlateRule,
@@ -117,5 +119,28 @@ describe('input rules', () => {
     expect(value(swissPlateRule, 'BE 1234 U')).toBe('BE1234U');
     for (const raw of ['XX123', 'ZH', 'ZH1234567', 'M12345', '123456']) expect(reason(swissPlateRule, raw), raw).toMatch(/canton code/);
     expect(reason(swissPlateRule, '')).toMatch(/empty/);
+  });
+
+  it('declares a schema that accepts every value it accepts (a list in its canonical case) and refuses what it refuses', () => {
+    const ajv = new Ajv2020({ strict: true });
+    const samples: ReadonlyArray<readonly [InputRule, readonly string[]]> = [
+      [registrationRule, ['AB12CDE', 'ab12 cde', ' ab-12-cde ', 'ＡＢ１２ＣＤＥ', 'Ab 12\tCde', 'AB!12', '']],
+      [usStateRule, ['CA', 'DC', 'XX', '']],
+      [australianStateRule, ['NSW', 'ACT', 'NEW SOUTH WALES']],
+      [canadianProvinceRule, ['ON', 'QC', 'ZZ']],
+      [pakistanProvinceRule, ['PUNJAB', 'KP', 'KHYBER PAKHTUNKHWA', 'ISLAMABAD', 'LAHORE']],
+      [vinRule, ['1HGCM82633A004352', '1hgcm82633a004352', '1HG-CM826-33A004352', '1HGCM82633A00435', '1HGCM82633A00435I']],
+      [kbaNumberRule, ['0005/ALQ', '0005alq', ' 0005 ALQ ', '005/ALQ', '0005/AL']],
+      [int32Rule, ['123', '+42', ' -7 ', '12.5', 'twelve']],
+      [textRule, ['Volvo', '  Land Rover ', ' ', '']],
+      [optionalTextRule, ['XC60', '']],
+    ];
+    for (const [rule, raws] of samples) {
+      const validate = ajv.compile(rule.schema);
+      for (const raw of raws) {
+        const accepted = rule.normalise(raw).ok;
+        expect(validate(raw), `${rule.name} "${raw}"`).toBe(accepted);
+      }
+    }
   });
 });

@@ -1,3 +1,5 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
@@ -112,5 +114,18 @@ describe('Vehicle codec: the wire differences of compat-notes', () => {
     expect(indicative('.5')).toBe('.5');
     expect(indicative(0)).toBe('0');
     for (const bad of ['£12,500', '12 500', '1e5', 'n/a', '12.500,00 kr', '']) expect(indicative(bad), bad).toBeUndefined();
+  });
+
+  it("describes each result type's JSON body with a schema its help-page sample satisfies, and an empty Euro NCAP list too", () => {
+    const ajv = new Ajv2020({ strict: true, allowUnionTypes: true });
+    addFormats.default(ajv);
+    for (const type of TYPES) {
+      const validate = ajv.compile(codecOf(type).jsonSchema());
+      expect(validate(jsonBodyOf(sampleOf(type))), `${type}: ${ajv.errorsText(validate.errors)}`).toBe(true);
+      // A schema that accepts anything would say nothing about the body.
+      expect(validate(type === 'string' ? 42 : 'not a result'), type).toBe(false);
+    }
+    expect(ajv.validate(RESULT_CODECS.ArrayOfPreAssessmentSearchResult.jsonSchema(), [])).toBe(true);
+    expect(ajv.validate(RESULT_CODECS.UKMOTData.jsonSchema(), { Tests: [{ Result: 'PASS', Odometer: 41200 }], ExtendedInformation: {} })).toBe(false);
   });
 });
