@@ -3,6 +3,7 @@ import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
 import { OpenApiCollector } from './admin/openapi-document.js';
 import { UserService } from './admin/user.service.js';
+import { consolePlugin } from './console/console.plugin.js';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './ops/request-logger.js';
@@ -163,6 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const adminOptions = { accounts: services.accounts, users: new UserService(storage.db, options.clock ?? systemClock, services.audit, services.accounts), audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector() };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
+  await app.register(consolePlugin, { ...adminOptions, services: endpoints.map((e) => ({ name: e.definition.serviceName, path: e.definition.path })) });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
 
