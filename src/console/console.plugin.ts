@@ -130,14 +130,15 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   const actorService = (principal: Principal, request: FastifyRequest) => options.accounts.withActor(actorOf(principal, request));
 
   async function accountView(account: Account, query: { operation?: string; charged?: boolean; before?: number }): Promise<AccountView> {
-    const to = new Date(options.clock.now().getTime() + 86_400_000);
-    const from = new Date(to.getTime() - USAGE_DAYS * 86_400_000);
+    // The last USAGE_DAYS whole UTC days, today included.
+    const now = options.clock.now();
+    const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
+    const from = new Date(today - (USAGE_DAYS - 1) * 86_400_000);
+    const to = new Date(today + 86_400_000);
     const days = daysBetween(from, to);
-    const fromDay = `${days[0] ?? ''}T00:00:00.000Z`;
-    const toDay = new Date(Date.parse(`${days.at(-1) ?? ''}T00:00:00.000Z`) + 86_400_000).toISOString();
     const filter = { operation: query.operation, charged: query.charged };
     const [usage, rows, keys] = await Promise.all([
-      ledger.usage(account.id, fromDay, toDay),
+      ledger.usage(account.id, from.toISOString(), to.toISOString()),
       ledger.rows(account.id, { ...filter, before: query.before, limit: LEDGER_PAGE }),
       options.accounts.listKeys(account.username),
     ]);

@@ -35,6 +35,7 @@ export function page(title: string, body: HtmlValue, viewer?: Viewer): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · vehicle-lookup</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="${ASSETS.css.path}">
 <script src="${ASSETS.js.path}" defer></script>
 </head>

@@ -44,7 +44,7 @@ ${
   viewer.canWrite
     ? html`<section class="panel" aria-labelledby="create"><h2 id="create">Create an account</h2>
 <form method="post" action="/console/admin/accounts" class="row">${csrfField(viewer)}
-  <div><label for="new-username">User name</label><input type="text" id="new-username" name="username" required maxlength="64" pattern="[A-Za-z0-9._@-]+" title="letters, digits and . _ @ -"></div>
+  <div><label for="new-username">User name</label><input type="text" id="new-username" name="username" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
   <div><label for="new-credits">Starting credits</label><input type="number" id="new-credits" name="credits" min="0" value="0"></div>
   <div><button type="submit">Create account</button></div>
 </form></section>`
@@ -83,7 +83,7 @@ ${
     ? html`<section class="panel" aria-labelledby="credits"><h2 id="credits">Credits</h2>
 <form method="post" action="${paths.page}/credits" class="row">${csrfField(viewer)}
   <div><label for="c-operation">Change</label><select id="c-operation" name="operation"><option value="grant">grant</option><option value="remove">remove</option></select></div>
-  <div><label for="c-amount">Credits</label><input type="number" id="c-amount" name="amount" min="1" required></div>
+  <div><label for="c-amount">Amount (credits)</label><input type="number" id="c-amount" name="amount" min="1" required></div>
   <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" maxlength="100"></div>
   <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" maxlength="500"></div>
   <div><button type="submit">Apply</button></div>
@@ -117,7 +117,7 @@ ${
 ${
   writable
     ? html`<form method="post" action="${paths.page}/users" class="row">${csrfField(viewer)}
-  <div><label for="u-name">Invite a user (name or e-mail)</label><input type="text" id="u-name" name="name" required maxlength="64" pattern="[A-Za-z0-9._@-]+" title="letters, digits and . _ @ -"></div>
+  <div><label for="u-name">Invite a user (name or e-mail)</label><input type="text" id="u-name" name="name" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
   <div><label for="u-role">Role</label><select id="u-role" name="role"><option value="owner">owner (can change keys)</option><option value="member">member (reads)</option></select></div>
   <div><button type="submit">Create invitation</button></div>
 </form>`
