@@ -70,9 +70,9 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     // The front page, keyboard first: Tab reaches the skip link.
     await page.goto('/');
     await expect(page.getByRole('heading', { name: 'Vehicle lookup service' }).isVisible()).resolves.toBe(true);
+    await shot(page, 'front-page');
     await page.keyboard.press('Tab');
     expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
-    await shot(page, 'front-page');
 
     // The first operator, as `admin create root` makes it: a one-time password, changed at first login.
     const { password } = await users(t).createOperator('root', 'admin', false);
