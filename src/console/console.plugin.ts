@@ -2,9 +2,9 @@ import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, F
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
 import { LedgerQueries } from '../accounts/ledger-queries.js';
-import { actorOf, ApiError, authenticate, CSRF_HEADER, login, readCookie, requireWrite, SESSION_COOKIE, clearCookie, type Principal } from '../admin/api-auth.js';
+import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
-import { LoginThrottle } from '../admin/login-throttle.js';
+import { LoginThrottle, RequestLimiter } from '../admin/login-throttle.js';
 import { UserError, type UserService } from '../admin/user.service.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
@@ -31,11 +31,14 @@ export interface ConsoleOptions {
   readonly baseUrl?: string | undefined;
   /** The SOAP services the front page links to. */
   readonly services: readonly ServiceLink[];
+  /** Requests per minute per caller (as the API's); default 600. */
+  readonly requestsPerMinute?: number;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
 const FORM_BODY_LIMIT = 16 * 1024;
 const USAGE_DAYS = 30;
+const EMPTY_MEANS_DEFAULT = new Set(['perSecond', 'perDay']);
 const LEDGER_PAGE = 50;
 
 type Audience = 'operator' | 'customer';
@@ -82,15 +85,18 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_BODY_LIMIT }, (_request, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
-  // Empty form and query fields mean "not given" (a blank filter, an empty rate limit = default).
+  // An empty form or query field means "not given" (a blank filter, no reference); only the rate
+  // limits keep theirs, where empty means "the server default" (null).
   app.addHook('preValidation', (request, _reply, done) => {
     for (const source of [request.query, request.body]) {
       if (source !== null && typeof source === 'object') {
-        for (const [k, v] of Object.entries(source as Record<string, unknown>)) if (v === '' && !k.startsWith('per')) Reflect.deleteProperty(source, k);
+        for (const [k, v] of Object.entries(source as Record<string, unknown>)) if (v === '' && !EMPTY_MEANS_DEFAULT.has(k)) Reflect.deleteProperty(source, k);
       }
     }
     done();
   });
+  // The same per-caller budget as the API (session, else address): pages read several tables.
+  limitRequests(app, new RequestLimiter(() => options.clock.now().getTime(), options.requestsPerMinute ?? 600));
   app.addHook('onSend', (request, reply, payload, done) => {
     securePage(request, reply, { cache: request.url === '/' ? 'public' : 'private' });
     done(null, payload);

@@ -306,3 +306,18 @@ describe('web console', () => {
     expect((await get(t, '/console/admin', root)).headers.location).toBe('/console/login');
   });
 });
+
+describe('web console limits', () => {
+  it('answers a caller over its per-minute budget with a 429 page and Retry-After', async () => {
+    const t = await createTestApp();
+    try {
+      let last = await get(t, '/console/login');
+      for (let i = 0; i < 600 && last.statusCode !== 429; i += 1) last = await get(t, '/console/login');
+      expect(last.statusCode).toBe(429);
+      expect(last.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
