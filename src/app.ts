@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
 import { OpenApiCollector } from './admin/openapi-document.js';
+import { consolePlugin } from './console/console.plugin.js';
 import type { Config } from './config.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './ops/request-logger.js';
@@ -228,6 +229,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector() };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
+  await app.register(consolePlugin, { ...adminOptions, services: endpoints.map((e) => ({ name: e.definition.serviceName, path: e.definition.path })) });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
   // Added after the store's hook so that it runs before it (Fastify runs onClose hooks last added

@@ -1,0 +1,37 @@
+import type { LightMyRequestResponse } from 'fastify';
+import type { TestApp } from '../helpers/test-app.js';
+import { PASSWORD } from '../admin/admin-harness.js';
+
+/** A browser-like console session: the session cookie and the CSRF token its pages carry. */
+export interface ConsoleSession {
+  readonly cookie: string;
+  readonly csrf: string;
+}
+
+export const form = (fields: Record<string, string | number>): string => new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
+
+/** Posts a form as a browser does (urlencoded), with the session's cookie and, unless told otherwise, its CSRF field. */
+export function post(t: TestApp, url: string, fields: Record<string, string | number>, session?: ConsoleSession, options: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+  const withCsrf = session && options.csrf !== false ? { ...fields, _csrf: session.csrf } : fields;
+  return t.app.inject({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(session ? { cookie: session.cookie } : {}), ...options.headers },
+    payload: form(withCsrf),
+  });
+}
+
+export function get(t: TestApp, url: string, session?: ConsoleSession): Promise<LightMyRequestResponse> {
+  return t.app.inject({ method: 'GET', url, headers: session ? { cookie: session.cookie } : {} });
+}
+
+/** Logs in through the console's login form and reads the CSRF token from the page it leads to. */
+export async function consoleLogin(t: TestApp, username: string, password = PASSWORD): Promise<ConsoleSession> {
+  const res = await post(t, '/console/login', { username, password });
+  if (res.statusCode !== 303) throw new Error(`console login of ${username} failed: ${res.statusCode} ${res.body}`);
+  const cookie = String(res.headers['set-cookie']).split(';', 1)[0] ?? '';
+  const landing = await get(t, String(res.headers.location), { cookie, csrf: '' });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(landing.body)?.[1];
+  if (csrf === undefined) throw new Error(`no CSRF field on ${String(res.headers.location)}: ${landing.body.slice(0, 500)}`);
+  return { cookie, csrf };
+}

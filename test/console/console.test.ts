@@ -1,0 +1,323 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { escapeHtml, html } from '../../src/console/html.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
+import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
+
+describe('html template', () => {
+  it('escapes every interpolated value, in text and in attributes', () => {
+    const evil = `<script>alert("x")</script>' onmouseover='x`;
+    const out = html`<p title="${evil}">${evil}</p>${[evil, 1]}`.text;
+    expect(out).not.toContain('<script>');
+    expect(out).not.toContain(`' onmouseover`);
+    expect(out).toBe(`<p title="${escapeHtml(evil)}">${escapeHtml(evil)}</p>${escapeHtml(evil)}1`);
+  });
+
+  it('places fragments made by html as they are, and renders nothing for null, undefined and booleans', () => {
+    expect(html`<div>${html`<b>${'a&b'}</b>`}${null}${undefined}${false}${true}</div>`.text).toBe('<div><b>a&amp;b</b></div>');
+  });
+});
+
+describe('web console', () => {
+  let t: TestApp;
+
+  beforeEach(async () => {
+    t = await createTestApp();
+    await t.importRecords([FRANCE]);
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  async function operatorSession(name: string, role: 'admin' | 'viewer' = 'admin'): Promise<ConsoleSession> {
+    const { inviteToken } = await users(t).createOperator(name, role, true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    return consoleLogin(t, name);
+  }
+
+  async function customerSession(account: string, name: string, role: 'owner' | 'member' = 'owner'): Promise<ConsoleSession> {
+    const { inviteToken } = await users(t).createCustomer(account, name, role);
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    return consoleLogin(t, name);
+  }
+
+  const lookup = (username: string, key: string) => t.app.inject({ url: '/api/json.aspx/CheckFrance/EG258MA', headers: { authorization: t.basic(username, key) } });
+
+  it('serves the front page without a login: version, both services with help page and WSDL, JSON interface, console login, /healthz', async () => {
+    const res = await get(t, '/');
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    for (const link of ['href="/api/reg.asmx"', 'href="/api/reg.asmx?WSDL"', 'href="/api/bespokeapi.asmx"', 'href="/api/bespokeapi.asmx?WSDL"', 'href="/console/login"', 'href="/healthz"', '/api/json.aspx/']) {
+      expect(res.body).toContain(link);
+    }
+    expect(res.body).toContain('Version <strong>0.1.0</strong>');
+  });
+
+  it('puts the CSP and the other security headers on console pages, and none on JSON or SOAP answers', async () => {
+    for (const url of ['/', '/console/login']) {
+      const page = await get(t, url);
+      expect(page.headers['content-security-policy'], url).toBe(CONTENT_SECURITY_POLICY);
+      expect(page.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(page.headers['x-frame-options'], url).toBe('DENY');
+      expect(page.headers['access-control-allow-origin'], url).toBeUndefined();
+    }
+    const key = await t.account('alice', 5);
+    const json = await lookup('alice', key);
+    expect(json.statusCode).toBe(200);
+    const wsdl = await get(t, '/api/reg.asmx?WSDL');
+    for (const res of [json, wsdl]) {
+      expect(res.headers['content-security-policy']).toBeUndefined();
+      expect(res.headers['x-frame-options']).toBeUndefined();
+      expect(res.headers['access-control-allow-origin']).toBe('*');
+    }
+  });
+
+  it('serves its stylesheet and script under content-hashed paths cached for a year', async () => {
+    const page = await get(t, '/');
+    const css = /href="(\/console\/assets\/[0-9a-f]{12}\/console\.css)"/.exec(page.body)?.[1] ?? '';
+    const res = await get(t, css);
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('text/css; charset=utf-8');
+    expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+  });
+
+  it('logs in through the form with an HttpOnly SameSite cookie, Secure behind a TLS-terminating proxy, and redirects by role', async () => {
+    await users(t).createOperator('root', 'admin', true).then(({ inviteToken }) => users(t).acceptInvite(inviteToken ?? '', PASSWORD));
+    const res = await post(t, '/console/login', { username: 'root', password: PASSWORD });
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/console/admin');
+    expect(String(res.headers['set-cookie'])).toMatch(/^vl_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    const wrong = await post(t, '/console/login', { username: 'root', password: 'not the password' });
+    expect(wrong.statusCode).toBe(401);
+    expect(wrong.body).toContain('Wrong user name or password.');
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+
+    const proxied = await createTestApp({ TRUST_PROXY: 'true' });
+    try {
+      await users(proxied).createOperator('root', 'admin', true).then(({ inviteToken }) => users(proxied).acceptInvite(inviteToken ?? '', PASSWORD));
+      const tls = await post(proxied, '/console/login', { username: 'root', password: PASSWORD }, undefined, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'lookup.example.com' } });
+      expect(tls.statusCode).toBe(303);
+      expect(tls.headers.location).toBe('/console/admin');
+      expect(String(tls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+      expect(tls.headers['strict-transport-security']).toBe('max-age=31536000');
+      const front = await proxied.app.inject({ url: '/', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'lookup.example.com' } });
+      expect(front.body).toContain('https://lookup.example.com/api/reg.asmx');
+    } finally {
+      await proxied.close();
+    }
+  });
+
+  it('sends a page without a session to the login page, and a customer away from the operator console', async () => {
+    for (const url of ['/console', '/console/admin', '/console/account', '/console/admin/accounts/alice']) {
+      const res = await get(t, url);
+      expect(res.statusCode, url).toBe(303);
+      expect(res.headers.location, url).toBe('/console/login');
+    }
+    await t.account('alice', 5);
+    const alice = await customerSession('alice', 'alice-owner');
+    const res = await get(t, '/console/admin/accounts/alice', alice);
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('this API is for operators');
+  });
+
+  it('refuses a form posted without the CSRF token, or with another session\'s, and changes nothing', async () => {
+    await t.account('alice', 5);
+    const root = await operatorSession('root');
+    const other = await operatorSession('other');
+    const missing = await post(t, '/console/admin/accounts/alice/credits', { operation: 'grant', amount: 100 }, root, { csrf: false });
+    expect(missing.statusCode).toBe(403);
+    expect(missing.headers['content-type']).toBe('text/html; charset=utf-8');
+    const foreign = await post(t, '/console/admin/accounts/alice/credits', { operation: 'grant', amount: 100, _csrf: other.csrf }, root, { csrf: false });
+    expect(foreign.statusCode).toBe(403);
+    expect(await t.services.accounts.balance('alice')).toBe(5);
+    const ok = await post(t, '/console/admin/accounts/alice/credits', { operation: 'grant', amount: 100, reference: 'INV-1' }, root);
+    expect(ok.statusCode).toBe(303);
+    expect(await t.services.accounts.balance('alice')).toBe(105);
+  });
+
+  it('lets an operator create an account (first key shown once), grant credits with a reference, disable and enable it, and records who did it', async () => {
+    const root = await operatorSession('root');
+    const created = await post(t, '/console/admin/accounts', { username: 'bob', credits: 3 }, root);
+    expect(created.statusCode).toBe(201);
+    expect(created.headers['cache-control']).toBe('no-store');
+    const key = /data-testid="secret">([^<]+)</.exec(created.body)?.[1] ?? '';
+    expect((await lookup('bob', key)).statusCode).toBe(200);
+    expect(created.body).toContain(`curl -u &#39;bob:${key}&#39;`);
+
+    expect((await post(t, '/console/admin/accounts/bob/credits', { operation: 'grant', amount: 50, reference: 'INV-7', note: 'October' }, root)).headers.location).toBe('/console/admin/accounts/bob?done=granted');
+    const page = await get(t, '/console/admin/accounts/bob', root);
+    expect(page.body).toContain('data-testid="balance">52<');
+    expect(page.body).toContain('50 credits granted by an operator, reference <code>INV-7</code>: October.');
+    expect(page.body).toMatch(/A successful <strong>CheckFrance<\/strong> lookup of <code>EG258MA<\/code> over json costs 1 credit\./);
+
+    await post(t, '/console/admin/accounts/bob/status', { disabled: 'true' }, root);
+    expect((await t.services.accounts.show('bob')).disabled).toBe(true);
+    expect((await lookup('bob', key)).statusCode).not.toBe(200);
+    await post(t, '/console/admin/accounts/bob/status', { disabled: 'false' }, root);
+    expect((await t.services.accounts.show('bob')).disabled).toBe(false);
+
+    const audit = await t.services.audit.list({ target: 'bob', limit: 50 });
+    expect(audit.map((r) => r.action)).toEqual(expect.arrayContaining(['account.create']));
+    expect(audit.every((r) => r.actor.name === 'root' && r.actor.kind === 'operator')).toBe(true);
+    const trail = await get(t, '/console/admin/audit?target=bob', root);
+    expect(trail.body).toContain('account.create');
+  });
+
+  it('sets rate limits and the API-key flag from the form: empty means the server default, 0 none', async () => {
+    await t.account('alice', 5);
+    const root = await operatorSession('root');
+    const res = await post(t, '/console/admin/accounts/alice/settings', { requireApiKey: 'true', perSecond: '5', perDay: '' }, root);
+    expect(res.statusCode).toBe(303);
+    const account = await t.services.accounts.show('alice');
+    expect(account.requireApiKey).toBe(true);
+    expect(account.rateLimits).toEqual({ perSecond: 5, perDay: null });
+    await post(t, '/console/admin/accounts/alice/settings', { requireApiKey: 'false', perSecond: '', perDay: '0' }, root);
+    expect((await t.services.accounts.show('alice')).rateLimits).toEqual({ perSecond: null, perDay: 0 });
+  });
+
+  it('answers bad form input with a 400 page naming the field, and moves no credit', async () => {
+    await t.account('alice', 5);
+    const root = await operatorSession('root');
+    for (const fields of [{ operation: 'grant', amount: 'lots' }, { operation: 'steal', amount: 5 }, { operation: 'grant', amount: 5, surprise: 'x' }, { operation: 'grant', amount: 0 }]) {
+      const res = await post(t, '/console/admin/accounts/alice/credits', fields, root);
+      expect(res.statusCode, JSON.stringify(fields)).toBe(400);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.body).toMatch(/The field “[a-z]+”/);
+    }
+    expect(await t.services.accounts.balance('alice')).toBe(5);
+    const unknown = await get(t, '/console/admin/accounts/nobody', root);
+    expect(unknown.statusCode).toBe(404);
+  });
+
+  it('shows a viewer everything with no buttons, and refuses its writes', async () => {
+    await t.account('alice', 5);
+    const viewer = await operatorSession('watcher', 'viewer');
+    const page = await get(t, '/console/admin/accounts/alice', viewer);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain('data-testid="balance">5<');
+    expect(page.body).not.toMatch(/<form method="post" action="\/console\/admin\/accounts\/alice\//);
+    expect((await get(t, '/console/admin/accounts', viewer)).body).not.toContain('Create an account');
+    for (const [url, fields] of [
+      ['/console/admin/accounts/alice/credits', { operation: 'grant', amount: 10 }],
+      ['/console/admin/accounts/alice/status', { disabled: 'true' }],
+      ['/console/admin/accounts/alice/keys', { name: 'mine' }],
+      ['/console/admin/accounts', { username: 'sneaky' }],
+    ] as const) {
+      const res = await post(t, url, fields, viewer);
+      expect(res.statusCode, url).toBe(403);
+    }
+    expect(await t.services.accounts.balance('alice')).toBe(5);
+    expect((await t.services.accounts.show('alice')).disabled).toBe(false);
+  });
+
+  it('renders markup typed by users as text: ledger notes, references and search terms', async () => {
+    await t.account('alice', 5);
+    const root = await operatorSession('root');
+    const evil = '<script>alert(1)</script>';
+    await post(t, '/console/admin/accounts/alice/credits', { operation: 'grant', amount: 1, reference: `"><img src=x onerror=alert(1)>`, note: evil }, root);
+    for (const url of ['/console/admin/accounts/alice', `/console/admin/accounts?search=${encodeURIComponent(evil)}`, '/console/admin/audit']) {
+      const res = await get(t, url, root);
+      expect(res.body, url).not.toContain('<script>alert');
+      expect(res.body, url).not.toContain('<img src=x');
+    }
+    expect((await get(t, '/console/admin/accounts/alice', root)).body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;');
+  });
+
+  it('gives a customer its own balance, ledger and keys: creates a key shown once, rolls it (the old one works for the grace period), revokes it', async () => {
+    await t.account('alice', 10);
+    await t.account('mallory', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const created = await post(t, '/console/account/keys', { name: 'production' }, owner);
+    expect(created.statusCode).toBe(201);
+    const key = /data-testid="secret">([^<]+)</.exec(created.body)?.[1] ?? '';
+    expect((await lookup('alice', key)).statusCode).toBe(200);
+
+    const page = await get(t, '/console/account', owner);
+    expect(page.body).toContain('data-testid="balance">9<');
+    expect(page.body).toContain('lookup of <code>EG258MA</code>');
+    expect(page.body).toContain('data-total="1"');
+    expect(page.body).not.toContain('mallory');
+    expect(page.body).toContain('href="/account/api/ledger.csv"');
+
+    const id = Number(/action="\/console\/account\/keys\/(\d+)\/roll"/.exec(page.body.slice(page.body.indexOf('production')))?.[1]);
+    const rolled = await post(t, `/console/account/keys/${id}/roll`, {}, owner);
+    expect(rolled.statusCode).toBe(200);
+    const next = /data-testid="secret">([^<]+)</.exec(rolled.body)?.[1] ?? '';
+    expect(next).not.toBe(key);
+    expect((await lookup('alice', next)).statusCode).toBe(200);
+    expect((await lookup('alice', key)).statusCode).toBe(200);
+
+    const keysPage = (await get(t, '/console/account', owner)).body;
+    const newId = [...keysPage.matchAll(/action="\/console\/account\/keys\/(\d+)\/revoke"/g)].map((m) => Number(m[1])).find((n) => n !== id && n > id);
+    expect((await post(t, `/console/account/keys/${newId}/revoke`, {}, owner)).statusCode).toBe(303);
+    expect((await lookup('alice', next)).statusCode).toBe(401);
+
+    // Another account's key cannot be named from a customer's console.
+    const mallorysKeys = await t.services.accounts.listKeys('mallory');
+    const foreign = await post(t, `/console/account/keys/${mallorysKeys[0]?.id ?? 0}/revoke`, {}, owner);
+    expect(foreign.statusCode).toBe(404);
+    expect((await t.services.accounts.listKeys('mallory'))[0]?.revokedAt).toBeNull();
+  });
+
+  it('lets a member read but not change keys', async () => {
+    await t.account('alice', 10);
+    const member = await customerSession('alice', 'alice-member', 'member');
+    const page = await get(t, '/console/account', member);
+    expect(page.body).not.toContain('Create key');
+    expect((await post(t, '/console/account/keys', { name: 'x' }, member)).statusCode).toBe(403);
+  });
+
+  it('invites a customer from the operator console; the invite page sets the password once, then the customer logs in', async () => {
+    await t.account('alice', 10);
+    const root = await operatorSession('root');
+    const invited = await post(t, '/console/admin/accounts/alice/users', { name: 'carol@example.com', role: 'owner' }, root);
+    expect(invited.statusCode).toBe(201);
+    const url = /data-testid="invite-url">([^<]+)</.exec(invited.body)?.[1] ?? '';
+    expect(url).toMatch(/\/account\/invite#[\w-]+$/);
+    expect((await get(t, '/account/invite')).statusCode).toBe(200);
+    const token = url.split('#')[1] ?? '';
+    const accepted = await post(t, '/console/invite', { token, password: PASSWORD });
+    expect(accepted.headers.location).toBe('/console/login?accepted=1');
+    const again = await post(t, '/console/invite', { token, password: PASSWORD });
+    expect(again.statusCode).toBe(404);
+    const carol = await consoleLogin(t, 'carol@example.com');
+    expect((await get(t, '/console/account', carol)).body).toContain('Account alice');
+  });
+
+  it('makes an operator created with a one-time password set its own before anything else', async () => {
+    const { password } = await users(t).createOperator('first', 'admin', false);
+    const res = await post(t, '/console/login', { username: 'first', password: password ?? '' });
+    expect(res.headers.location).toBe('/console/password');
+    const cookie = String(res.headers['set-cookie']).split(';', 1)[0] ?? '';
+    const overview = await get(t, '/console/admin', { cookie, csrf: '' });
+    expect(overview.headers.location).toBe('/console/password');
+    const form = await get(t, '/console/password', { cookie, csrf: '' });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+    const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD }, { cookie, csrf });
+    expect(changed.headers.location).toBe('/console');
+    expect((await get(t, '/console/admin', { cookie, csrf })).statusCode).toBe(200);
+  });
+
+  it('logs out: the session ends on the server', async () => {
+    const root = await operatorSession('root');
+    const res = await post(t, '/console/logout', {}, root);
+    expect(res.headers.location).toBe('/console/login');
+    expect((await get(t, '/console/admin', root)).headers.location).toBe('/console/login');
+  });
+});
+
+describe('web console limits', () => {
+  it('answers a caller over its per-minute budget with a 429 page and Retry-After', async () => {
+    const t = await createTestApp();
+    try {
+      let last = await get(t, '/console/login');
+      for (let i = 0; i < 600 && last.statusCode !== 429; i += 1) last = await get(t, '/console/login');
+      expect(last.statusCode).toBe(429);
+      expect(last.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(Number(last.headers['retry-after'])).toBeGreaterThan(0);
+    } finally {
+      await t.close();
+    }
+  });
+});
