@@ -1,6 +1,4 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { int32Rule, textRule } from '../../src/catalogue/input-rules.js';
-import type { OperationDeclaration } from '../../src/catalogue/operation.js';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { carSpecificationsGrid } from '../../src/providers/nhtsa/car-specifications.mapper.js';
 import type { Provider } from '../../src/providers/provider.js';
@@ -10,26 +8,14 @@ import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.j
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { CANADIAN_SPEC_NAMES, FakeNhtsa, NHTSA_BASE_PATH } from '../fakes/fake-nhtsa.js';
 import { tempDir } from '../helpers/test-app.js';
-import { ManualClock } from './harness.js';
+import { declared, ManualClock } from './harness.js';
 
 /**
  * CarSpecifications' source: vPIC GetCanadianVehicleSpecifications (upstream-sources.md §10.6),
- * mapped to a DataGrid record, against the fake. The operation is not in the catalogue yet (it
- * needs the `DataGrid` result type), so the query is built from the entry to be added.
+ * mapped to a DataGrid record, against the fake. Queries are built from the catalogue's own
+ * declaration, as the pipeline builds them.
  */
-const text = (name: string): OperationDeclaration['parameters'][number] => ({ name, xmlType: 's:string', role: 'key', rule: textRule, required: true, description: name });
-const CAR_SPECIFICATIONS: OperationDeclaration = {
-  name: 'CarSpecifications',
-  label: 'Car specifications',
-  documentation: 'Canadian vehicle specifications (dimensions and weight) of a make, model and year.',
-  services: ['reg'],
-  parameters: [text('make'), text('model'), { name: 'year', xmlType: 's:int', role: 'key', rule: int32Rule, required: true, description: 'Model year' }],
-  jsonPath: { segments: ['make', 'model', 'year'].map((p) => ({ label: p, parameter: p, optional: false })) },
-  // 'DataGrid' once that result type exists; only the parameters matter to the provider.
-  resultType: 'Vehicle',
-  cost: 1,
-  dataset: { name: 'CarSpecifications', kind: 'vehicle' },
-};
+const CAR_SPECIFICATIONS = declared('CarSpecifications');
 
 let fake: FakeNhtsa;
 let storage: Storage;

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
+import type { OperationDeclaration } from '../../src/catalogue/operation.js';
 import { buildQuery, type LookupQuery } from '../../src/lookup/lookup-query.js';
 import type { Provider } from '../../src/providers/provider.js';
 import { upstreamLogListener } from '../../src/providers/upstream/upstream-log.js';
@@ -56,11 +57,16 @@ export function captureLogger(): { logger: pino.Logger; text: () => string } {
 
 const catalogue = new Catalogue();
 
+/** The catalogue's declaration of an operation; throws if the catalogue has none by that name. */
+export function declared(operation: string): OperationDeclaration {
+  const op = catalogue.find(operation);
+  if (!op) throw new Error(`${operation} is not in the catalogue`);
+  return op;
+}
+
 /** A validated query, as the pipeline hands it to providers. */
 export function query(operation: 'Check' | 'UKMOT', plate: string): LookupQuery {
-  const op = catalogue.find(operation);
-  if (!op) throw new Error(operation);
-  return buildQuery(op, { RegistrationNumber: plate });
+  return buildQuery(declared(operation), { RegistrationNumber: plate });
 }
 
 /** Environment pointing the providers at the fakes, with short timeouts for tests. */

@@ -1,6 +1,4 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { vinRule } from '../../src/catalogue/input-rules.js';
-import type { OperationDeclaration } from '../../src/catalogue/operation.js';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { readRecallCampaigns, recallText } from '../../src/providers/nhtsa/recall-text.mapper.js';
 import type { Provider } from '../../src/providers/provider.js';
@@ -12,25 +10,14 @@ import { openStorage, type Storage } from '../../src/storage/create-database.js'
 import { FakeNhtsaRecalls } from '../fakes/fake-nhtsa-recalls.js';
 import { tempDir } from '../helpers/test-app.js';
 import { sharedVinDatabase } from '../vin/shared-vin-database.js';
-import { ManualClock } from './harness.js';
+import { declared, ManualClock } from './harness.js';
 
 /**
  * CheckRecalledVIN's source: the offline VIN decode, then the NHTSA Recalls API by make, model and
- * model year (upstream-sources.md §10.4), against the fake. The operation is not in the catalogue
- * yet (it needs the `string` result type), so the query is built from the entry to be added.
+ * model year (upstream-sources.md §10.4), against the fake. Queries are built from the catalogue's
+ * own declaration, as the pipeline builds them.
  */
-const CHECK_RECALLED_VIN: OperationDeclaration = {
-  name: 'CheckRecalledVIN',
-  label: 'Recalls',
-  documentation: 'Lists the NHTSA recall campaigns of the vehicle a VIN decodes to.',
-  services: ['bespoke'],
-  parameters: [{ name: 'vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number' }],
-  jsonPath: { segments: [{ label: 'vin', parameter: 'vin', optional: false }] },
-  // 'string' once that result type exists; only the parameters matter to the provider.
-  resultType: 'Vehicle',
-  cost: 1,
-  dataset: { name: 'CheckRecalledVIN', kind: 'vehicle' },
-};
+const CHECK_RECALLED_VIN = declared('CheckRecalledVIN');
 
 const HONDA = '1HGCM82633A004352'; // 2003 Honda Accord: two campaigns in the fake
 const TESLA = '5YJ3E1EA2JF000316'; // 2018 Tesla Model 3: 200 with no campaigns
