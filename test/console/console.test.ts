@@ -321,3 +321,70 @@ describe('web console limits', () => {
     }
   });
 });
+
+describe('console Try it', () => {
+  let t: TestApp;
+
+  beforeEach(async () => {
+    t = await createTestApp();
+    await t.importRecords([FRANCE]);
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  async function customerSession(account: string, name: string, role: 'owner' | 'member' = 'owner'): Promise<ConsoleSession> {
+    const { inviteToken } = await users(t).createCustomer(account, name, role);
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    return consoleLogin(t, name);
+  }
+
+  it('runs a lookup as the session\'s account (a member too): charged once, in the ledger, answered in JSON and GET-binding XML', async () => {
+    await t.account('alice', 10);
+    const member = await customerSession('alice', 'alice-member', 'member');
+    const form = await get(t, '/console/account/try?operation=CheckFrance', member);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain('<label for="p-RegistrationNumber">RegistrationNumber</label>');
+    expect(form.body).toContain("spends your account's credits");
+
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, member);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Charged: <strong>1</strong> credit.');
+    expect(res.body).toContain('data-testid="try-balance">9<');
+    expect(res.body).toMatch(/data-testid="json-answer">[^<]*Peugeot 208 Allure/);
+    expect(res.body).toMatch(/data-testid="xml-answer">&lt;\?xml[^<]*Peugeot 208 Allure/);
+
+    const account = await get(t, '/console/account', member);
+    expect(account.body).toContain('data-testid="balance">9<');
+    expect(account.body.match(/lookup of <code>EG258MA<\/code>/g)).toHaveLength(1);
+  });
+
+  it('charges nothing for a plate that is not found, and shows the error', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'ZZ999ZZ' }, owner);
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain('<div class="error" role="alert">France Lookup failed</div>');
+    expect(res.body).toContain('Charged: 0 credits');
+    const account = await get(t, '/console/account', owner);
+    expect(account.body).toContain('data-testid="balance">10<');
+    expect(account.body).not.toContain('ZZ999ZZ');
+  });
+
+  it('refuses a run without the CSRF token and charges nothing', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner, { csrf: false });
+    expect(res.statusCode).toBe(403);
+    expect((await get(t, '/console/account', owner)).body).toContain('data-testid="balance">10<');
+  });
+
+  it('renders typed values and error messages as text', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const evil = '"><script>alert(1)</script>';
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: evil }, owner);
+    expect(res.body).not.toContain('<script>alert(1)</script>');
+    expect(res.body).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+  });
+});
