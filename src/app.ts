@@ -234,6 +234,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     services: endpoints.map((e) => ({ name: e.definition.serviceName, path: e.definition.path })),
     // Try it answers in the GET binding's XML: the namespace of the first service that serves the operation.
     lookups: { catalogue: services.catalogue, pipeline: services.pipeline, namespaceOf: (op) => endpoints.find((e) => e.operations.includes(op))?.namespace ?? config.regNamespace },
+    upstream: () => metrics.upstream.snapshot(),
   });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());

@@ -26,6 +26,7 @@ import { LookupError } from '../lookup/lookup-error.js';
 import type { LookupPipeline } from '../lookup/lookup-pipeline.js';
 import { jsonBodyOf } from '../results/index.js';
 import { writeHttpResult } from '../protocols/asmx-http/asmx-http.plugin.js';
+import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { daysBetween } from './usage-chart.js';
 
 export interface ConsoleOptions {
@@ -42,6 +43,8 @@ export interface ConsoleOptions {
   readonly requestsPerMinute?: number;
   /** The customer's "Try it" page: the operations, the lookup pipeline and each operation's XML namespace. */
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
+  /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
+  readonly upstream: () => Record<string, ProviderStatus>;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -333,7 +336,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     const scanned = 500;
     const { accounts, total } = await options.accounts.list({ limit: scanned, offset: 0 });
     const low = accounts.filter((a) => a.closedAt === null && !a.disabled && a.credits <= LOW_BALANCE).sort((a, b) => a.credits - b.credits);
-    return passwordFirst(viewer, reply) ?? html200(reply, overviewPage(viewer, { total, low, scanned: Math.min(scanned, total) }));
+    return passwordFirst(viewer, reply) ?? html200(reply, overviewPage(viewer, { total, low, scanned: Math.min(scanned, total), upstream: options.upstream() }));
   });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/console/html.js';
+import type { Viewer } from '../../src/console/layout.js';
+import { overviewPage } from '../../src/console/operator-pages.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -322,7 +324,7 @@ describe('web console limits', () => {
   });
 });
 
-describe('console Try it', () => {
+describe('console Try it and upstream status', () => {
   let t: TestApp;
 
   beforeEach(async () => {
@@ -386,5 +388,32 @@ describe('console Try it', () => {
     const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: evil }, owner);
     expect(res.body).not.toContain('<script>alert(1)</script>');
     expect(res.body).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+  });
+
+  it('shows upstream providers on the operator overview as /readyz reports them', async () => {
+    const { inviteToken } = await users(t).createOperator('ops', 'admin', true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    const session = await consoleLogin(t, 'ops');
+    const res = await get(t, '/console/admin', session);
+    expect(res.body).toContain('data-testid="upstream"');
+    const readyz = (await t.app.inject({ url: '/readyz' })).json<{ providers: Record<string, unknown> }>();
+    for (const name of Object.keys(readyz.providers)) expect(res.body).toContain(`<td>${name}</td>`);
+  });
+
+  it('renders a provider\'s breaker, latency, failures and last error, escaped', () => {
+    const viewer = { user: { name: 'ops', role: 'admin', accountId: null, account: null, mustChangePassword: false }, csrf: 'x', canWrite: true } as unknown as Viewer;
+    const out = overviewPage(viewer, {
+      total: 0,
+      low: [],
+      scanned: 0,
+      upstream: {
+        ukvd: { enabled: true, status: 'down', breaker: 'open', consecutiveFailures: 5, lastLatencyMs: 1234, requests: { total: 9, failed: 5 }, lookups: { upstream: 4, cache: 2, unavailable: 3 }, lastFailure: { at: '2026-11-25T17:00:00.000Z', kind: 'timeout', message: '<b>slow</b>' } },
+        dvla: { enabled: false, status: 'disabled', reason: 'DVLA_API_KEY is not set' },
+      },
+    });
+    expect(out).toContain('<td>ukvd</td><td>down</td><td>open');
+    expect(out).toContain('<td class="num">1234</td><td class="num">5 / 9</td><td class="num">4 / 2 / 3</td>');
+    expect(out).toContain('timeout: &lt;b&gt;slow&lt;/b&gt;');
+    expect(out).toContain('DVLA_API_KEY is not set');
   });
 });
