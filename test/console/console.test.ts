@@ -361,6 +361,25 @@ describe('console Try it and upstream status', () => {
     expect(account.body.match(/lookup of <code>EG258MA<\/code>/g)).toHaveLength(1);
   });
 
+  it('marks a test plate free and charges nothing for it', async () => {
+    await t.account('alice', 0);
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Charged: 0 credits (<strong>free</strong>');
+    expect(await t.services.accounts.balance('alice')).toBe(0);
+  });
+
+  it('runs for an account whose XML bindings require the API key: the session, not a key, authenticates it', async () => {
+    await t.account('alice', 10);
+    await t.services.accounts.withActor({ kind: 'operator', name: 'ops', address: '127.0.0.1' }).setRequireApiKey('alice', true);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
+    expect(res.statusCode).toBe(200);
+    expect(await t.services.accounts.balance('alice')).toBe(9);
+  });
+
   it('charges nothing for a plate that is not found, and shows the error', async () => {
     await t.account('alice', 10);
     const owner = await customerSession('alice', 'alice-owner');
