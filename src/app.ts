@@ -229,7 +229,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector() };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
-  await app.register(consolePlugin, { ...adminOptions, services: endpoints.map((e) => ({ name: e.definition.serviceName, path: e.definition.path })) });
+  await app.register(consolePlugin, {
+    ...adminOptions,
+    services: endpoints.map((e) => ({ name: e.definition.serviceName, path: e.definition.path })),
+    // Try it answers in the GET binding's XML: the namespace of the first service that serves the operation.
+    lookups: { catalogue: services.catalogue, pipeline: services.pipeline, namespaceOf: (op) => endpoints.find((e) => e.operations.includes(op))?.namespace ?? config.regNamespace },
+    upstream: () => metrics.upstream.snapshot(),
+  });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());
   // Added after the store's hook so that it runs before it (Fastify runs onClose hooks last added

@@ -37,7 +37,7 @@ export const ledgerQuery = object({
   from: timestamp,
   to: timestamp,
   operation: str(64),
-  interface: { type: 'string', enum: ['json', 'soap11', 'soap12', 'http-get', 'http-post'] },
+  interface: { type: 'string', enum: ['json', 'soap11', 'soap12', 'http-get', 'http-post', 'console'] },
   charged: bool,
 });
 export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);

@@ -19,6 +19,14 @@ import { html } from './html.js';
 import { CSRF_FIELD, page, type Viewer } from './layout.js';
 import { accountCreatedPage, accountPaths, accountsPage, auditPage, inviteCreatedPage, LOW_BALANCE, operatorAccountPage, overviewPage } from './operator-pages.js';
 import { securePage } from './security-headers.js';
+import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
+import { Catalogue } from '../catalogue/catalogue.js';
+import type { OperationDeclaration } from '../catalogue/operation.js';
+import { LookupError } from '../lookup/lookup-error.js';
+import type { LookupPipeline } from '../lookup/lookup-pipeline.js';
+import { jsonBodyOf } from '../results/index.js';
+import { writeHttpResult } from '../protocols/asmx-http/asmx-http.plugin.js';
+import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { daysBetween } from './usage-chart.js';
 
 export interface ConsoleOptions {
@@ -33,6 +41,10 @@ export interface ConsoleOptions {
   readonly services: readonly ServiceLink[];
   /** Requests per minute per caller (as the API's); default 600. */
   readonly requestsPerMinute?: number;
+  /** The customer's "Try it" page: the operations, the lookup pipeline and each operation's XML namespace. */
+  readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
+  /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
+  readonly upstream: () => Record<string, ProviderStatus>;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -252,6 +264,59 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     return passwordFirst(viewer, reply) ?? html200(reply, customerPage(viewer, await accountView(await ownAccount(principal), request.query)));
   });
 
+  // ---- customers: Try it ----
+
+  const { catalogue, pipeline, namespaceOf } = options.lookups;
+  const firstOperation = catalogue.operations[0];
+  const chosen = (name: string | undefined): OperationDeclaration => {
+    const op = name === undefined ? firstOperation : catalogue.find(name);
+    if (!op) throw new ApiError(400, 'bad_request', `Unknown operation ${name ?? ''}.`);
+    return op;
+  };
+
+  app.get<{ Querystring: { operation?: string } }>(TRY_IT_PATH, { schema: { querystring: object({ operation: str(64) }) } }, async (request, reply) => {
+    const { viewer } = await signIn(request, 'customer');
+    return passwordFirst(viewer, reply) ?? html200(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {} }));
+  });
+
+  // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
+  const tryItBody = { type: 'object', properties: { operation: str(64), [CSRF_FIELD]: str(100) }, required: ['operation'], additionalProperties: str(200) };
+  app.post<{ Body: Form }>(TRY_IT_PATH, { schema: { body: tryItBody } }, async (request, reply) => {
+    // A member may run it: it reads data and spends credits exactly as the account's API keys do,
+    // which every user of the account may hold; no account setting changes.
+    const { principal, viewer } = await signIn(request, 'customer');
+    const account = await ownAccount(principal);
+    const operation = chosen(request.body.operation);
+    const values: Record<string, string> = {};
+    for (const parameter of Catalogue.inputParameters(operation)) {
+      const value = request.body[parameter.name];
+      if (value !== undefined) values[parameter.name] = value;
+    }
+    let outcome: TryItOutcome;
+    try {
+      // The session authenticated a user of this account (cookie, CSRF token, role above), so the
+      // pipeline is told who it is instead of being shown a key the console never holds.
+      const done = await pipeline.execute({
+        call: { operation, args: { ...values, username: account.username } },
+        auth: { mode: 'session', username: account.username },
+        interface: 'console',
+        requestId: request.id,
+        baseUrl: baseUrlOf(request, options.baseUrl),
+      });
+      outcome = {
+        ok: true,
+        json: JSON.stringify(jsonBodyOf(done.result), null, 2),
+        xml: writeHttpResult(done.result, namespaceOf(operation)),
+        charged: done.charged,
+        balance: done.balance,
+      };
+    } catch (error) {
+      if (!(error instanceof LookupError)) throw error;
+      outcome = { ok: false, error: error.message };
+    }
+    return html200(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome }), outcome.ok ? 200 : 422);
+  });
+
   registerKeyRoutes(app, {
     base: '/console/account',
     params: keyIdParams,
@@ -271,7 +336,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     const scanned = 500;
     const { accounts, total } = await options.accounts.list({ limit: scanned, offset: 0 });
     const low = accounts.filter((a) => a.closedAt === null && !a.disabled && a.credits <= LOW_BALANCE).sort((a, b) => a.credits - b.credits);
-    return passwordFirst(viewer, reply) ?? html200(reply, overviewPage(viewer, { total, low, scanned: Math.min(scanned, total) }));
+    return passwordFirst(viewer, reply) ?? html200(reply, overviewPage(viewer, { total, low, scanned: Math.min(scanned, total), upstream: options.upstream() }));
   });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {

@@ -22,7 +22,10 @@ function navigation(viewer: Viewer): Html {
           ['/console/admin/accounts', 'Accounts'],
           ['/console/admin/audit', 'Audit log'],
         ]
-      : [['/console/account', 'My account']];
+      : [
+          ['/console/account', 'My account'],
+          ['/console/account/try', 'Try it'],
+        ];
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>
   <form method="post" action="/console/logout">${csrfField(viewer)}<span class="muted-on-dark">${viewer.user.name} (${viewer.user.role}${viewer.user.account === null ? '' : html`, ${viewer.user.account}`})</span> <button type="submit" class="secondary">Log out</button></form>`;
 }

@@ -24,10 +24,14 @@ import type { LookupResult } from './lookup-result.js';
  * - `api-key`: HTTP Basic username + API key (the JSON interface).
  * - `username-parameter`: the `username` parameter of the XML bindings, plus the Basic credentials
  *   if the client sent them (required when the account or the operator says so).
+ * - `session`: the adapter has already authenticated a user of this account (the web console's
+ *   "Try it" page, through its login session and CSRF token); the pipeline only checks that the
+ *   account exists and is enabled. No network caller can choose this mode: only the console sets it.
  */
 export type LookupAuth =
   | { readonly mode: 'api-key'; readonly basic: BasicCredentials | undefined }
-  | { readonly mode: 'username-parameter'; readonly basic: BasicCredentials | undefined };
+  | { readonly mode: 'username-parameter'; readonly basic: BasicCredentials | undefined }
+  | { readonly mode: 'session'; readonly username: string };
 
 export interface BasicCredentials {
   readonly username: string;
@@ -55,7 +59,7 @@ export interface RefusedCall {
 export interface LookupRequest {
   readonly call: BoundCall | RefusedCall;
   readonly auth: LookupAuth;
-  /** `json`, `soap11`, `soap12`, `http-get`, `http-post`: recorded in the ledger and metrics. */
+  /** `json`, `soap11`, `soap12`, `http-get`, `http-post`, `console` (the console's Try it page): recorded in the ledger and metrics. */
   readonly interface: string;
   readonly requestId: string;
   /** Public base URL (no trailing slash) for absolute links such as ImageUrl. */
@@ -194,7 +198,7 @@ export class LookupPipeline {
   private async run(request: LookupRequest): Promise<LookupOutcome> {
     let account: Account;
     let call: BoundCall;
-    if (request.auth.mode === 'api-key') {
+    if (request.auth.mode === 'api-key' || request.auth.mode === 'session') {
       // The JSON interface answers 401 before anything else, whatever the method.
       const authenticated = this.authenticate(request.auth, undefined);
       account = authenticated instanceof Promise ? await authenticated : authenticated;
@@ -284,7 +288,18 @@ export class LookupPipeline {
 
   /** Stage "authenticate": the account, at once when it is cached; throws (or rejects) UNAUTHORIZED. */
   private authenticate(auth: LookupAuth, username: string | undefined): MaybePromise<Account> {
+    if (auth.mode === 'session') return this.authenticateSession(auth.username);
     return auth.mode === 'api-key' ? this.authenticateByKey(auth.basic) : this.authenticateByUsername(username, auth.basic);
+  }
+
+  /** The account of a console session: its user logged in, so no key is asked; a disabled account is still refused. */
+  private authenticateSession(username: string): MaybePromise<Account> {
+    const check = (account: Account | undefined): Account => {
+      if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
+      return this.ensureEnabled(account);
+    };
+    const found = this.deps.accounts.find(username);
+    return found instanceof Promise ? found.then(check) : check(found);
   }
 
   /** Stage "validate": the caller's values checked and normalised for the operation (lookup-query.ts). */

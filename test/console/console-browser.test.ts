@@ -192,6 +192,20 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     expect(await lookupWith(rolled)).toBe(200);
     ahead = 0;
 
+    // Try it: the customer runs a lookup from the console, charged to the account like an API call.
+    await customer.goto('/console/account/try');
+    await customer.getByLabel('Operation', { exact: true }).selectOption('CheckFrance');
+    await customer.getByRole('button', { name: 'Choose' }).click();
+    await customer.getByLabel('RegistrationNumber').fill('EG258MA');
+    const before = await t.services.accounts.balance('acme');
+    await customer.getByRole('button', { name: 'Run lookup' }).click();
+    await expect(customer.getByTestId('cost').textContent()).resolves.toContain('Charged: 1 credit');
+    await expect(customer.getByTestId('json-answer').textContent()).resolves.toContain('Peugeot 208 Allure');
+    await expect(customer.getByTestId('xml-answer').textContent()).resolves.toContain('Peugeot 208 Allure');
+    expect(await t.services.accounts.balance('acme')).toBe(before - 1);
+    await accessible(customer);
+    await shot(customer, 'customer-try-it');
+
     expect(problems).toEqual([]);
     for (const c of [op, cust, phone, view]) await c.close();
   }, 180_000);

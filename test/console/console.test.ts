@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/console/html.js';
+import type { Viewer } from '../../src/console/layout.js';
+import { overviewPage } from '../../src/console/operator-pages.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -319,5 +321,118 @@ describe('web console limits', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('console Try it and upstream status', () => {
+  let t: TestApp;
+
+  beforeEach(async () => {
+    t = await createTestApp();
+    await t.importRecords([FRANCE]);
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  async function customerSession(account: string, name: string, role: 'owner' | 'member' = 'owner'): Promise<ConsoleSession> {
+    const { inviteToken } = await users(t).createCustomer(account, name, role);
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    return consoleLogin(t, name);
+  }
+
+  it('runs a lookup as the session\'s account (a member too): charged once, in the ledger, answered in JSON and GET-binding XML', async () => {
+    await t.account('alice', 10);
+    const member = await customerSession('alice', 'alice-member', 'member');
+    const form = await get(t, '/console/account/try?operation=CheckFrance', member);
+    expect(form.statusCode).toBe(200);
+    expect(form.body).toContain('<label for="p-RegistrationNumber">RegistrationNumber</label>');
+    expect(form.body).toContain("spends your account's credits");
+
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, member);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Charged: <strong>1</strong> credit.');
+    expect(res.body).toContain('data-testid="try-balance">9<');
+    expect(res.body).toMatch(/data-testid="json-answer">[^<]*Peugeot 208 Allure/);
+    expect(res.body).toMatch(/data-testid="xml-answer">&lt;\?xml[^<]*Peugeot 208 Allure/);
+
+    const account = await get(t, '/console/account', member);
+    expect(account.body).toContain('data-testid="balance">9<');
+    expect(account.body.match(/lookup of <code>EG258MA<\/code>/g)).toHaveLength(1);
+  });
+
+  it('marks a test plate free and charges nothing for it', async () => {
+    await t.account('alice', 0);
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Charged: 0 credits (<strong>free</strong>');
+    expect(await t.services.accounts.balance('alice')).toBe(0);
+  });
+
+  it('runs for an account whose XML bindings require the API key: the session, not a key, authenticates it', async () => {
+    await t.account('alice', 10);
+    await t.services.accounts.withActor({ kind: 'operator', name: 'ops', address: '127.0.0.1' }).setRequireApiKey('alice', true);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
+    expect(res.statusCode).toBe(200);
+    expect(await t.services.accounts.balance('alice')).toBe(9);
+  });
+
+  it('charges nothing for a plate that is not found, and shows the error', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'ZZ999ZZ' }, owner);
+    expect(res.statusCode).toBe(422);
+    expect(res.body).toContain('<div class="error" role="alert">France Lookup failed</div>');
+    expect(res.body).toContain('Charged: 0 credits');
+    const account = await get(t, '/console/account', owner);
+    expect(account.body).toContain('data-testid="balance">10<');
+    expect(account.body).not.toContain('ZZ999ZZ');
+  });
+
+  it('refuses a run without the CSRF token and charges nothing', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner, { csrf: false });
+    expect(res.statusCode).toBe(403);
+    expect((await get(t, '/console/account', owner)).body).toContain('data-testid="balance">10<');
+  });
+
+  it('renders typed values and error messages as text', async () => {
+    await t.account('alice', 10);
+    const owner = await customerSession('alice', 'alice-owner');
+    const evil = '"><script>alert(1)</script>';
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: evil }, owner);
+    expect(res.body).not.toContain('<script>alert(1)</script>');
+    expect(res.body).toContain('value="&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;"');
+  });
+
+  it('shows upstream providers on the operator overview as /readyz reports them', async () => {
+    const { inviteToken } = await users(t).createOperator('ops', 'admin', true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    const session = await consoleLogin(t, 'ops');
+    const res = await get(t, '/console/admin', session);
+    expect(res.body).toContain('data-testid="upstream"');
+    const readyz = (await t.app.inject({ url: '/readyz' })).json<{ providers: Record<string, unknown> }>();
+    for (const name of Object.keys(readyz.providers)) expect(res.body).toContain(`<td>${name}</td>`);
+  });
+
+  it('renders a provider\'s breaker, latency, failures and last error, escaped', () => {
+    const viewer = { user: { name: 'ops', role: 'admin', accountId: null, account: null, mustChangePassword: false }, csrf: 'x', canWrite: true } as unknown as Viewer;
+    const out = overviewPage(viewer, {
+      total: 0,
+      low: [],
+      scanned: 0,
+      upstream: {
+        ukvd: { enabled: true, status: 'down', breaker: 'open', consecutiveFailures: 5, lastLatencyMs: 1234, requests: { total: 9, failed: 5 }, lookups: { upstream: 4, cache: 2, unavailable: 3 }, lastFailure: { at: '2026-11-25T17:00:00.000Z', kind: 'timeout', message: '<b>slow</b>' } },
+        dvla: { enabled: false, status: 'disabled', reason: 'DVLA_API_KEY is not set' },
+      },
+    });
+    expect(out).toContain('<td>ukvd</td><td>down</td><td>open');
+    expect(out).toContain('<td class="num">1234</td><td class="num">5 / 9</td><td class="num">4 / 2 / 3</td>');
+    expect(out).toContain('timeout: &lt;b&gt;slow&lt;/b&gt;');
+    expect(out).toContain('DVLA_API_KEY is not set');
   });
 });
