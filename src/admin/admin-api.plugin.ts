@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import { LedgerQueries } from '../accounts/ledger-queries.js';
+import type { Alerting } from '../alerts/alerting.js';
+import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
@@ -37,6 +39,8 @@ export interface AdminApiOptions {
   readonly baseUrl?: string | undefined;
   /** Collects both APIs' routes for the OpenAPI document (served by the admin API). */
   readonly openApi: OpenApiCollector;
+  /** Low-credit thresholds and webhook endpoints (docs/webhooks.md), served under both APIs. */
+  readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -120,7 +124,7 @@ function registerDocsPage(app: FastifyInstance): void {
  * The operators' API under /admin/api (issue 16): accounts, keys, credits, ledger, usage, users,
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
-export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options) => {
+export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const now = () => options.clock.now().getTime();
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
@@ -269,11 +273,22 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options
       return { rows, next: rows.length === limit && last ? last.id : null };
     },
   );
-  return Promise.resolve();
+
+  // Registered inside this scope, so the login, CSRF and rate-limit hooks above guard them too;
+  // viewers and read tokens read, admins and write tokens change.
+  await app.register(operatorAlertsRoutes, {
+    alerting: options.alerting,
+    enclosingErrors: true,
+    authorise: (request, access) => {
+      const principal = principalOf(request);
+      if (access === 'write') requireWrite(principal);
+      return Promise.resolve();
+    },
+  });
 };
 
 /** The customers' API under /account/api: their own account only (it comes from the session). */
-export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options) => {
+export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const now = () => options.clock.now().getTime();
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
@@ -289,5 +304,15 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, optio
   };
   app.get('/account', { schema: { tags: ['account'], summary: 'The account of the logged-in user' } }, async (request) => describeAccount(await own(request)));
   registerAccountRoutes(app, { accounts: options.accounts, ledger, principal: principalOf, account: own, base: '', params: false, tag: 'account' });
-  return Promise.resolve();
+  // The account comes from the session, never the path; members only read, as on the routes above.
+  await app.register(accountAlertsRoutes, {
+    alerting: options.alerting,
+    enclosingErrors: true,
+    resolveAccountId: (request) => {
+      const principal = principalOf(request);
+      if (request.method !== 'GET') requireWrite(principal);
+      if (principal.user.accountId === null) throw new AccountError('NOT_FOUND', 'this user has no account');
+      return Promise.resolve(principal.user.accountId);
+    },
+  });
 };

@@ -56,6 +56,13 @@ export type ScopeResolver = (request: FastifyRequest) => Promise<WebhookScope>;
 
 export interface AlertRoutesOptions {
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+  /**
+   * When registered inside an API that has its own error handler (the admin and account APIs),
+   * errors these routes do not own (not logged in, CSRF, role, rate limit, internal) are passed to
+   * it, so they answer exactly as that API's other routes do (Fastify calls the enclosing scope's
+   * handler when a handler throws). Validation and domain errors keep this plugin's format.
+   */
+  readonly enclosingErrors?: boolean;
 }
 
 /** For `/account/api`: the account the request is authenticated as. */
@@ -70,7 +77,7 @@ export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
 
 /** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
 export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app);
+  useJsonErrors(app, options.enclosingErrors === true);
   routes(app, '', options, async (request) => ({ actor: 'account', accountId: await options.resolveAccountId(request) }), true);
   return Promise.resolve();
 };
@@ -80,7 +87,7 @@ export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> 
  * `{base}/webhooks...` on the operator's own endpoints, told about every account.
  */
 export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app);
+  useJsonErrors(app, options.enclosingErrors === true);
   const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
   routes(
     app,
@@ -201,7 +208,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
 }
 
 /** JSON errors for this plugin's routes: validation (400, naming the field), domain codes, refusals. */
-function useJsonErrors(app: FastifyInstance): void {
+function useJsonErrors(app: FastifyInstance, enclosingErrors: boolean): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error.validation) {
       const first = error.validation[0];
@@ -216,6 +223,7 @@ function useJsonErrors(app: FastifyInstance): void {
     if (error instanceof WebhookError || error instanceof CreditAlertError) {
       return reply.code(error.code === 'NOT_FOUND' ? 404 : 400).send({ error: { code: error.code, message: error.message } });
     }
+    if (enclosingErrors) throw error;
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err: error }, 'request failed');
