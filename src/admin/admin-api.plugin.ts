@@ -4,6 +4,11 @@ import { LedgerQueries } from '../accounts/ledger-queries.js';
 import type { Alerting } from '../alerts/alerting.js';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { testPlateKey } from '../datasets/test-plate-key.js';
+import type { TestPlates } from '../datasets/test-plates.js';
+import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
+import type { Storage } from '../storage/create-database.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
@@ -41,6 +46,14 @@ export interface AdminApiOptions {
   readonly openApi: OpenApiCollector;
   /** Low-credit thresholds and webhook endpoints (docs/webhooks.md), served under both APIs. */
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+  /** The free test plates (the CLI's `test-plates` commands use the same service). */
+  readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
+  /** Normalises a test plate's key values as a lookup does. */
+  readonly catalogue: Catalogue;
+  /** The upstream providers' status, as /readyz shows it. */
+  readonly providers: () => Record<string, ProviderStatus>;
+  /** For the audit row of a change that has no transaction of its own (test plates). */
+  readonly storage: Pick<Storage, 'transaction'>;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -271,6 +284,44 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
       const rows = await options.audit.list({ ...request.query, limit });
       const last = rows.at(-1);
       return { rows, next: rows.length === limit && last ? last.id : null };
+    },
+  );
+
+  app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+
+  const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
+  const plateOf = (body: { operation: string; values: string[] }): { operation: string; key: string } => {
+    const outcome = testPlateKey(options.catalogue, body.operation, body.values);
+    if (!outcome.ok) throw new ApiError(400, 'invalid-request', `body: ${outcome.reason}`, 'values');
+    return { operation: body.operation, key: outcome.key };
+  };
+  // The plate's own write has no transaction to share, so its audit row follows it in one of its own.
+  const auditPlate = (request: FastifyRequest, action: string, plate: { operation: string; key: string }) =>
+    options.storage.transaction((tx) => options.audit.record(tx, actorOf(principalOf(request), request), { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
+
+  app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
+    plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
+  }));
+  app.post<{ Body: { operation: string; values: string[] } }>(
+    '/test-plates',
+    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', body: plateBody } },
+    async (request, reply) => {
+      requireWrite(principalOf(request));
+      const plate = plateOf(request.body);
+      await options.testPlates.add(plate.operation, plate.key, options.clock.now().toISOString());
+      await auditPlate(request, 'test-plate.add', plate);
+      return reply.code(201).send(plate);
+    },
+  );
+  app.delete<{ Body: { operation: string; values: string[] } }>(
+    '/test-plates',
+    { schema: { tags: ['admin: operations'], summary: 'Make a test plate cost credits again', body: plateBody } },
+    async (request) => {
+      requireWrite(principalOf(request));
+      const plate = plateOf(request.body);
+      if (!(await options.testPlates.remove(plate.operation, plate.key))) throw new ApiError(404, 'not-found', `${plate.operation} ${plate.key} is not a test plate`);
+      await auditPlate(request, 'test-plate.remove', plate);
+      return { ...plate, removed: true };
     },
   );
 
