@@ -99,9 +99,11 @@ describe.each(ENGINES)('alert routes in the admin and account APIs on %s', (engi
   });
 
   it('appears in the OpenAPI document of both APIs', async () => {
-    const doc = (await t.app.inject({ url: '/admin/api/openapi.json' })).json<{ paths: Record<string, unknown> }>();
+    const doc = (await t.app.inject({ url: '/admin/api/openapi.json' })).json<{ paths: Record<string, Record<string, { tags?: string[]; summary?: string }>> }>();
     for (const path of ['/account/api/alerts', '/account/api/webhooks/{id}/rotate-secret', '/admin/api/accounts/{accountId}/alerts', '/admin/api/webhooks']) {
       expect(Object.keys(doc.paths), path).toContain(path);
     }
+    expect(doc.paths['/account/api/alerts']?.put).toMatchObject({ tags: ['account: alerts'], summary: expect.stringContaining('thresholds') as unknown });
+    expect(doc.paths['/admin/api/webhooks/{id}']?.patch?.tags).toEqual(['admin: alerts']);
   });
 });
