@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import { LedgerQueries } from '../accounts/ledger-queries.js';
+import type { Alerting } from '../alerts/alerting.js';
+import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import { testPlateKey } from '../datasets/test-plate-key.js';
+import type { TestPlates } from '../datasets/test-plates.js';
+import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
+import type { Storage } from '../storage/create-database.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
@@ -37,6 +44,16 @@ export interface AdminApiOptions {
   readonly baseUrl?: string | undefined;
   /** Collects both APIs' routes for the OpenAPI document (served by the admin API). */
   readonly openApi: OpenApiCollector;
+  /** Low-credit thresholds and webhook endpoints (docs/webhooks.md), served under both APIs. */
+  readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+  /** The free test plates (the CLI's `test-plates` commands use the same service). */
+  readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
+  /** Normalises a test plate's key values as a lookup does. */
+  readonly catalogue: Catalogue;
+  /** The upstream providers' status, as /readyz shows it. */
+  readonly providers: () => Record<string, ProviderStatus>;
+  /** For the audit row of a change that has no transaction of its own (test plates). */
+  readonly storage: Pick<Storage, 'transaction'>;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -120,7 +137,7 @@ function registerDocsPage(app: FastifyInstance): void {
  * The operators' API under /admin/api (issue 16): accounts, keys, credits, ledger, usage, users,
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
-export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options) => {
+export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const now = () => options.clock.now().getTime();
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
@@ -269,11 +286,60 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options
       return { rows, next: rows.length === limit && last ? last.id : null };
     },
   );
-  return Promise.resolve();
+
+  app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+
+  const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
+  const plateOf = (body: { operation: string; values: string[] }): { operation: string; key: string } => {
+    const outcome = testPlateKey(options.catalogue, body.operation, body.values);
+    if (!outcome.ok) throw new ApiError(400, 'invalid-request', `body: ${outcome.reason}`, 'values');
+    return { operation: body.operation, key: outcome.key };
+  };
+  // The plate's own write has no transaction to share, so its audit row follows it in one of its own.
+  const auditPlate = (request: FastifyRequest, action: string, plate: { operation: string; key: string }) =>
+    options.storage.transaction((tx) => options.audit.record(tx, actorOf(principalOf(request), request), { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
+
+  app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
+    plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
+  }));
+  app.post<{ Body: { operation: string; values: string[] } }>(
+    '/test-plates',
+    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', body: plateBody } },
+    async (request, reply) => {
+      requireWrite(principalOf(request));
+      const plate = plateOf(request.body);
+      await options.testPlates.add(plate.operation, plate.key, options.clock.now().toISOString());
+      await auditPlate(request, 'test-plate.add', plate);
+      return reply.code(201).send(plate);
+    },
+  );
+  app.delete<{ Body: { operation: string; values: string[] } }>(
+    '/test-plates',
+    { schema: { tags: ['admin: operations'], summary: 'Make a test plate cost credits again', body: plateBody } },
+    async (request) => {
+      requireWrite(principalOf(request));
+      const plate = plateOf(request.body);
+      if (!(await options.testPlates.remove(plate.operation, plate.key))) throw new ApiError(404, 'not-found', `${plate.operation} ${plate.key} is not a test plate`);
+      await auditPlate(request, 'test-plate.remove', plate);
+      return { ...plate, removed: true };
+    },
+  );
+
+  // Registered inside this scope, so the login, CSRF and rate-limit hooks above guard them too;
+  // viewers and read tokens read, admins and write tokens change.
+  await app.register(operatorAlertsRoutes, {
+    alerting: options.alerting,
+    enclosingErrors: true,
+    authorise: (request, access) => {
+      const principal = principalOf(request);
+      if (access === 'write') requireWrite(principal);
+      return Promise.resolve();
+    },
+  });
 };
 
 /** The customers' API under /account/api: their own account only (it comes from the session). */
-export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, options) => {
+export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const now = () => options.clock.now().getTime();
   const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
@@ -289,5 +355,15 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = (app, optio
   };
   app.get('/account', { schema: { tags: ['account'], summary: 'The account of the logged-in user' } }, async (request) => describeAccount(await own(request)));
   registerAccountRoutes(app, { accounts: options.accounts, ledger, principal: principalOf, account: own, base: '', params: false, tag: 'account' });
-  return Promise.resolve();
+  // The account comes from the session, never the path; members only read, as on the routes above.
+  await app.register(accountAlertsRoutes, {
+    alerting: options.alerting,
+    enclosingErrors: true,
+    resolveAccountId: (request) => {
+      const principal = principalOf(request);
+      if (request.method !== 'GET') requireWrite(principal);
+      if (principal.user.accountId === null) throw new AccountError('NOT_FOUND', 'this user has no account');
+      return Promise.resolve(principal.user.accountId);
+    },
+  });
 };

@@ -56,6 +56,13 @@ export type ScopeResolver = (request: FastifyRequest) => Promise<WebhookScope>;
 
 export interface AlertRoutesOptions {
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+  /**
+   * When registered inside an API that has its own error handler (the admin and account APIs),
+   * errors these routes do not own (not logged in, CSRF, role, rate limit, internal) are passed to
+   * it, so they answer exactly as that API's other routes do (Fastify calls the enclosing scope's
+   * handler when a handler throws). Validation and domain errors keep this plugin's format.
+   */
+  readonly enclosingErrors?: boolean;
 }
 
 /** For `/account/api`: the account the request is authenticated as. */
@@ -70,7 +77,7 @@ export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
 
 /** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
 export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app);
+  useJsonErrors(app, options.enclosingErrors === true);
   routes(app, '', options, async (request) => ({ actor: 'account', accountId: await options.resolveAccountId(request) }), true);
   return Promise.resolve();
 };
@@ -80,7 +87,7 @@ export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> 
  * `{base}/webhooks...` on the operator's own endpoints, told about every account.
  */
 export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app);
+  useJsonErrors(app, options.enclosingErrors === true);
   const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
   routes(
     app,
@@ -107,6 +114,9 @@ export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions
 
 function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions, scopeOf: ScopeResolver, withThresholds: boolean): void {
   const { alerts, webhooks } = options.alerting;
+  // For the OpenAPI document of the API these routes are registered in.
+  const tags = [base === '' && withThresholds ? 'account: alerts' : 'admin: alerts'];
+  const doc = (summary: string): { tags: string[]; summary: string } => ({ tags, summary });
   const params = (extra: Record<string, unknown>): Record<string, unknown> => {
     const properties: Record<string, unknown> = { ...extra };
     const required = Object.keys(extra);
@@ -123,11 +133,11 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   };
 
   if (withThresholds) {
-    app.get(`${base}/alerts`, { schema: { params: params({}) } }, async (request) => alerts.thresholds(await accountOf(request)));
+    app.get(`${base}/alerts`, { schema: { ...doc("Low-credit thresholds (the account's or the server default) and the ones fired"), params: params({}) } }, async (request) => alerts.thresholds(await accountOf(request)));
     app.put<{ Body: { thresholds: number[] | null } }>(
       `${base}/alerts`,
       {
-        schema: {
+        schema: { ...doc('Set the low-credit thresholds (null: the server default)'),
           params: params({}),
           body: {
             type: 'object',
@@ -147,31 +157,31 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
     );
   }
 
-  app.get(`${base}/webhooks`, { schema: { params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
+  app.get(`${base}/webhooks`, { schema: { ...doc('Webhook endpoints'), params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
   app.post<{ Body: EndpointBody & { url: string } }>(
     `${base}/webhooks`,
-    { schema: { params: params({}), body: { type: 'object', properties: endpointFields, required: ['url'], additionalProperties: NO_OTHER_FIELDS } } },
+    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), params: params({}), body: { type: 'object', properties: endpointFields, required: ['url'], additionalProperties: NO_OTHER_FIELDS } } },
     async (request, reply) => {
       const created = await webhooks.create(await scopeOf(request), request.body);
       return reply.code(201).send(created);
     },
   );
-  app.get<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { params: params(idParams.properties) } }, async (request) =>
+  app.get<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('One webhook endpoint'), params: params(idParams.properties) } }, async (request) =>
     webhooks.show(await scopeOf(request), request.params.id),
   );
   app.patch<{ Params: IdParams; Body: EndpointBody }>(
     `${base}/webhooks/:id`,
-    { schema: { params: params(idParams.properties), body: { type: 'object', properties: endpointFields, minProperties: 1, additionalProperties: NO_OTHER_FIELDS } } },
+    { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { type: 'object', properties: endpointFields, minProperties: 1, additionalProperties: NO_OTHER_FIELDS } } },
     async (request) => webhooks.update(await scopeOf(request), request.params.id, request.body),
   );
-  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { params: params(idParams.properties) } }, async (request, reply) => {
+  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), params: params(idParams.properties) } }, async (request, reply) => {
     await webhooks.remove(await scopeOf(request), request.params.id);
     return reply.code(204).send();
   });
   app.post<{ Params: IdParams; Body: { graceSeconds?: number } | undefined }>(
     `${base}/webhooks/:id/rotate-secret`,
     {
-      schema: {
+      schema: { ...doc('Rotate the signing secret: the old one also signs for graceSeconds (default 24 h)'),
         params: params(idParams.properties),
         body: {
           type: 'object',
@@ -182,18 +192,18 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
     },
     async (request) => webhooks.rotateSecret(await scopeOf(request), request.params.id, request.body?.graceSeconds ?? 24 * 3600),
   );
-  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { params: params(idParams.properties) } }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), params: params(idParams.properties) } }, async (request, reply) => {
     const message = await webhooks.sendTest(await scopeOf(request), request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
   });
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
     `${base}/webhooks/:id/deliveries`,
-    { schema: { params: params(idParams.properties), querystring: limitQuery } },
+    { schema: { ...doc("The endpoint's delivery log, newest first"), params: params(idParams.properties), querystring: limitQuery } },
     async (request) => ({ deliveries: await webhooks.deliveries(await scopeOf(request), request.params.id, request.query.limit) }),
   );
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
     `${base}/webhooks/:id/messages`,
-    { schema: { params: params(idParams.properties), querystring: limitQuery } },
+    { schema: { ...doc("The endpoint's outbox messages, newest first"), params: params(idParams.properties), querystring: limitQuery } },
     async (request) => ({
       messages: (await webhooks.messages(await scopeOf(request), request.params.id, request.query.limit)).map(({ payload, ...m }) => ({ ...m, payload: JSON.parse(payload) as unknown })),
     }),
@@ -201,7 +211,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
 }
 
 /** JSON errors for this plugin's routes: validation (400, naming the field), domain codes, refusals. */
-function useJsonErrors(app: FastifyInstance): void {
+function useJsonErrors(app: FastifyInstance, enclosingErrors: boolean): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error.validation) {
       const first = error.validation[0];
@@ -216,6 +226,7 @@ function useJsonErrors(app: FastifyInstance): void {
     if (error instanceof WebhookError || error instanceof CreditAlertError) {
       return reply.code(error.code === 'NOT_FOUND' ? 404 : 400).send({ error: { code: error.code, message: error.message } });
     }
+    if (enclosingErrors) throw error;
     const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
     if (status >= 500) {
       request.log.error({ err: error }, 'request failed');

@@ -37,7 +37,7 @@ export async function customer(t: TestApp, account: string, name: string, role: 
 
 /** A request as a logged-in user; writes carry the CSRF token unless `csrf` is false. */
 export function as(t: TestApp, who: Login) {
-  return (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, csrf = true): Promise<LightMyRequestResponse> =>
+  return (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', url: string, payload?: unknown, csrf = true): Promise<LightMyRequestResponse> =>
     t.app.inject({
       method,
       url,

@@ -1,23 +1,13 @@
 import type { Command } from 'commander';
-import { Catalogue, joinKey } from '../../catalogue/catalogue.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import { testPlateKey } from '../../datasets/test-plate-key.js';
 import { CliError, withServices, type CliOutput } from '../cli-context.js';
 
 /** Normalises the key values of a test plate exactly as a lookup would. */
 function keyFor(catalogue: Catalogue, operation: string, values: readonly string[]): string {
-  const op = catalogue.find(operation);
-  if (!op) throw new CliError(`unknown operation ${operation}`);
-  const params = Catalogue.keyParameters(op);
-  if (params.length === 0) throw new CliError(`${operation} is a search, not a lookup by key, so it has no test plates`);
-  if (values.length !== params.length) {
-    throw new CliError(`${operation} takes ${params.length} key value${params.length === 1 ? '' : 's'}: ${params.map((p) => p.name).join(' ')}`);
-  }
-  return joinKey(
-    params.map((p, i) => {
-      const outcome = p.rule?.normalise(values[i] ?? '') ?? { ok: true as const, value: values[i] ?? '' };
-      if (!outcome.ok) throw new CliError(`${p.name} ${outcome.reason}`);
-      return outcome.value;
-    }),
-  );
+  const outcome = testPlateKey(catalogue, operation, values);
+  if (!outcome.ok) throw new CliError(outcome.reason);
+  return outcome.key;
 }
 
 export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessEnv, io: CliOutput): void {
