@@ -54,7 +54,8 @@ ${error === undefined ? '' : message('error', error)}
 ${
   viewer.canWrite
     ? html`<form method="post" action="${input.paths.page}/thresholds" class="row">${csrfField(viewer)}
-  <div><label for="t-values">Thresholds in credits, comma-separated (at most ${MAX_THRESHOLDS}; empty: no alerts)</label><input type="text" id="t-values" name="thresholds" maxlength="200" inputmode="numeric" value="${input.typed?.thresholds ?? (t.custom ? t.thresholds.join(', ') : '')}" placeholder="${t.thresholds.join(', ')}"></div>
+  <div><label for="t-values">Thresholds (credits, comma-separated)</label><input type="text" id="t-values" name="thresholds" maxlength="200" aria-describedby="t-hint" value="${input.typed?.thresholds ?? (t.custom ? t.thresholds.join(', ') : '')}" placeholder="${t.thresholds.join(', ')}">
+  <p class="muted" id="t-hint">At most ${MAX_THRESHOLDS}; empty: no alerts for this account.</p></div>
   <div><button type="submit">Save thresholds</button></div>
 </form>
 ${t.custom ? html`<form method="post" action="${input.paths.page}/thresholds/reset" class="row">${csrfField(viewer)}<div><button type="submit" class="secondary">Use the server default</button></div></form>` : ''}`
@@ -73,7 +74,7 @@ function endpointsTable(input: AlertsInput): Html {
     input.endpoints.length === 0
       ? html`<tr><td colspan="5" class="muted">No endpoints.</td></tr>`
       : input.endpoints.map(
-          (e) => html`<tr><td><a href="${input.paths.endpoints}/${e.id}"><code>${e.url}</code></a></td><td>${e.description}</td><td>${e.events.join(', ')}</td><td>${endpointState(e)}</td><td>${when(e.createdAt)}</td></tr>`,
+          (e) => html`<tr><td class="url"><a href="${input.paths.endpoints}/${e.id}"><code>${e.url}</code></a></td><td>${e.description}</td><td>${e.events.join(', ')}</td><td>${endpointState(e)}</td><td>${when(e.createdAt)}</td></tr>`,
         )
   }</tbody></table></div>`;
 }

@@ -95,7 +95,7 @@ describe('console: alerts and webhooks, test plates, tokens, log out everywhere'
 
     // The list and the endpoint page never show the secret again.
     const list = await get(t, '/console/account/alerts', owner);
-    expect(list.body).toContain(`<a href="${href}"><code>${receiver.url}/hooks</code></a>`);
+    expect(list.body).toContain(`<td class="url"><a href="${href}"><code>${receiver.url}/hooks</code></a>`);
     expect(list.body).not.toContain(secret);
 
     const sent = await post(t, `${href}/test`, {}, owner);
