@@ -5,7 +5,7 @@ import type { Alerting } from '../alerts/alerting.js';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import { testPlateKey } from '../datasets/test-plate-key.js';
+import { addTestPlate, removeTestPlate, TestPlateError } from '../datasets/test-plate-changes.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { Storage } from '../storage/create-database.js';
@@ -290,14 +290,16 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
-  const plateOf = (body: { operation: string; values: string[] }): { operation: string; key: string } => {
-    const outcome = testPlateKey(options.catalogue, body.operation, body.values);
-    if (!outcome.ok) throw new ApiError(400, 'invalid-request', `body: ${outcome.reason}`, 'values');
-    return { operation: body.operation, key: outcome.key };
+  // The console changes test plates through the same function (src/datasets/test-plate-changes.ts).
+  const plateChange = async (request: FastifyRequest, change: typeof addTestPlate, body: { operation: string; values: string[] }) => {
+    requireWrite(principalOf(request));
+    try {
+      return await change(options, actorOf(principalOf(request), request), body.operation, body.values);
+    } catch (error) {
+      if (!(error instanceof TestPlateError)) throw error;
+      throw error.code === 'NOT_FOUND' ? new ApiError(404, 'not-found', error.message) : new ApiError(400, 'invalid-request', `body: ${error.message}`, 'values');
+    }
   };
-  // The plate's own write has no transaction to share, so its audit row follows it in one of its own.
-  const auditPlate = (request: FastifyRequest, action: string, plate: { operation: string; key: string }) =>
-    options.storage.transaction((tx) => options.audit.record(tx, actorOf(principalOf(request), request), { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
 
   app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
     plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
@@ -305,24 +307,12 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   app.post<{ Body: { operation: string; values: string[] } }>(
     '/test-plates',
     { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', body: plateBody } },
-    async (request, reply) => {
-      requireWrite(principalOf(request));
-      const plate = plateOf(request.body);
-      await options.testPlates.add(plate.operation, plate.key, options.clock.now().toISOString());
-      await auditPlate(request, 'test-plate.add', plate);
-      return reply.code(201).send(plate);
-    },
+    async (request, reply) => reply.code(201).send(await plateChange(request, addTestPlate, request.body)),
   );
   app.delete<{ Body: { operation: string; values: string[] } }>(
     '/test-plates',
     { schema: { tags: ['admin: operations'], summary: 'Make a test plate cost credits again', body: plateBody } },
-    async (request) => {
-      requireWrite(principalOf(request));
-      const plate = plateOf(request.body);
-      if (!(await options.testPlates.remove(plate.operation, plate.key))) throw new ApiError(404, 'not-found', `${plate.operation} ${plate.key} is not a test plate`);
-      await auditPlate(request, 'test-plate.remove', plate);
-      return { ...plate, removed: true };
-    },
+    async (request) => ({ ...(await plateChange(request, removeTestPlate, request.body)), removed: true }),
   );
 
   // Registered inside this scope, so the login, CSRF and rate-limit hooks above guard them too;

@@ -108,3 +108,8 @@ export function withCosts(
 export function joinKey(values: readonly string[]): string {
   return values.join('|');
 }
+
+/** The normalised key values of a stored key, in parameter order (joinKey undone). */
+export function splitKey(key: string): string[] {
+  return key.split('|');
+}

@@ -28,6 +28,14 @@ import { jsonBodyOf } from '../results/index.js';
 import { writeHttpResult } from '../protocols/asmx-http/asmx-http.plugin.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { daysBetween } from './usage-chart.js';
+import { CreditAlertError } from '../alerts/credit-alerts.js';
+import { TestPlateError } from '../datasets/test-plate-changes.js';
+import { WebhookError } from '../webhooks/webhook.service.js';
+import { registerAlertPages, type AlertPagesDeps } from './alert.routes.js';
+import type { Audience, ConsoleContext } from './console-context.js';
+import { registerSessionPages } from './session.routes.js';
+import { registerTestPlatePages, type TestPlatePagesDeps } from './test-plate.routes.js';
+import { registerTokenPages } from './token.routes.js';
 
 export interface ConsoleOptions {
   readonly accounts: AccountService;
@@ -45,6 +53,12 @@ export interface ConsoleOptions {
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
   readonly upstream: () => Record<string, ProviderStatus>;
+  /** Low-credit thresholds and webhook endpoints (the API's services). */
+  readonly alerting: AlertPagesDeps['alerting'];
+  /** The free test plates (the admin API's service). */
+  readonly testPlates: TestPlatePagesDeps['testPlates'];
+  /** For the audit row of a test plate change. */
+  readonly storage: TestPlatePagesDeps['storage'];
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -53,7 +67,6 @@ const USAGE_DAYS = 30;
 const EMPTY_MEANS_DEFAULT = new Set(['perSecond', 'perDay']);
 const LEDGER_PAGE = 50;
 
-type Audience = 'operator' | 'customer';
 type Form = Record<string, string>;
 
 /** Page size and paging of lists the console shows. */
@@ -76,6 +89,7 @@ function describeError(error: FastifyError): { status: number; text: string } {
     return { status: 400, text: `The field “${field}” ${first?.message ?? 'is invalid'}.` };
   }
   if (error instanceof ApiError) return { status: error.status, text: error.message };
+  if (error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) return { status: error.code === 'NOT_FOUND' ? 404 : 400, text: error.message };
   if (error instanceof AccountError || error instanceof UserError) {
     return { status: { NOT_FOUND: 404, ALREADY_EXISTS: 409, INVALID: 400, INSUFFICIENT_CREDITS: 409, FORBIDDEN: 403 }[error.code], text: error.message };
   }
@@ -179,8 +193,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     return reply.redirect(session.user.accountId === null ? '/console/admin' : '/console/account', 303);
   });
 
-  app.get<{ Querystring: { accepted?: string } }>('/console/login', { schema: { querystring: object({ accepted: str(1) }) } }, (request, reply) =>
-    html200(reply, loginPage(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : {})),
+  app.get<{ Querystring: { accepted?: string; ended?: string } }>('/console/login', { schema: { querystring: object({ accepted: str(1), ended: str(1) }) } }, (request, reply) =>
+    html200(reply, loginPage(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {})),
   );
 
   app.post<{ Body: { username: string; password: string } }>('/console/login', { schema: { body: form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
@@ -448,6 +462,13 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     const last = rows.at(-1);
     return passwordFirst(viewer, reply) ?? html200(reply, auditPage(viewer, { rows, filter: request.query, next: rows.length === limit && last ? last.id : null }));
   });
+
+  // Pages kept in their own files, each registered with one line.
+  const context: ConsoleContext = { signIn, render: html200, passwordFirst, form, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
+  registerAlertPages(app, context, options);
+  registerTestPlatePages(app, context, { ...options, catalogue: options.lookups.catalogue });
+  registerTokenPages(app, context, options.users);
+  registerSessionPages(app, context, options.users);
 
   return Promise.resolve();
 };

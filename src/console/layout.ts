@@ -20,14 +20,18 @@ function navigation(viewer: Viewer): Html {
       ? [
           ['/console/admin', 'Overview'],
           ['/console/admin/accounts', 'Accounts'],
+          ['/console/admin/test-plates', 'Test plates'],
+          ['/console/admin/webhooks', 'Webhooks'],
+          ['/console/admin/tokens', 'API tokens'],
           ['/console/admin/audit', 'Audit log'],
         ]
       : [
           ['/console/account', 'My account'],
+          ['/console/account/alerts', 'Alerts and webhooks'],
           ['/console/account/try', 'Try it'],
         ];
   return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>
-  <form method="post" action="/console/logout">${csrfField(viewer)}<span class="muted-on-dark">${viewer.user.name} (${viewer.user.role}${viewer.user.account === null ? '' : html`, ${viewer.user.account}`})</span> <button type="submit" class="secondary">Log out</button></form>`;
+  <form method="post" action="/console/logout">${csrfField(viewer)}<span class="muted-on-dark">${viewer.user.name} (${viewer.user.role}${viewer.user.account === null ? '' : html`, ${viewer.user.account}`})</span> <button type="submit" class="secondary">Log out</button><button type="submit" class="secondary" formaction="/console/logout-everywhere">Log out everywhere</button></form>`;
 }
 
 /** The page shell: one stylesheet, one deferred script, a skip link, the console navigation when logged in. */

@@ -142,6 +142,7 @@ ${
 </form>`
     : ''
 }</section>
+<section aria-labelledby="alerts"><h2 id="alerts">Alerts and webhooks</h2><p><a href="${paths.page}/alerts">Low-credit thresholds, webhook endpoints and their delivery log</a></p></section>
 <section aria-labelledby="trail"><h2 id="trail">Audit trail of this account</h2>${auditTable(input.audit)}
 <p><a href="/console/admin/audit?target=${encodeURIComponent(account.username)}">All of it</a></p></section>`,
     viewer,

@@ -1,0 +1,62 @@
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import type { Catalogue } from '../catalogue/catalogue.js';
+import type { Clock } from '../shared/clock.js';
+import type { Storage } from '../storage/create-database.js';
+import { testPlateKey } from './test-plate-key.js';
+import type { TestPlates } from './test-plates.js';
+
+/** A test plate as the admin API and the console name it: the operation and its normalised key. */
+export interface TestPlate {
+  readonly operation: string;
+  readonly key: string;
+}
+
+/** A test plate change that cannot be made; each adapter maps the code to its own answer. */
+export class TestPlateError extends Error {
+  override readonly name = 'TestPlateError';
+  constructor(
+    readonly code: 'INVALID' | 'NOT_FOUND',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a change of the test plates needs: the same service lookups read, and the audit log. */
+export interface TestPlateChangeDeps {
+  readonly catalogue: Catalogue;
+  readonly testPlates: Pick<TestPlates, 'add' | 'remove'>;
+  readonly audit: Pick<AuditLog, 'record'>;
+  readonly storage: Pick<Storage, 'transaction'>;
+  readonly clock: Clock;
+}
+
+function plateOf(catalogue: Catalogue, operation: string, values: readonly string[]): TestPlate {
+  const outcome = testPlateKey(catalogue, operation, values);
+  if (!outcome.ok) throw new TestPlateError('INVALID', outcome.reason);
+  return { operation, key: outcome.key };
+}
+
+/**
+ * The one way an operator changes the test plates through the admin API or the console: the key
+ * values normalised as a lookup normalises them, the change, and its audit row. The plate's own
+ * write has no transaction to share yet, so its audit row follows it in one of its own.
+ */
+export async function addTestPlate(deps: TestPlateChangeDeps, actor: Actor, operation: string, values: readonly string[]): Promise<TestPlate> {
+  const plate = plateOf(deps.catalogue, operation, values);
+  await deps.testPlates.add(plate.operation, plate.key, deps.clock.now().toISOString());
+  await audit(deps, actor, 'test-plate.add', plate);
+  return plate;
+}
+
+/** Makes a test plate cost credits again; NOT_FOUND when it was not one. */
+export async function removeTestPlate(deps: TestPlateChangeDeps, actor: Actor, operation: string, values: readonly string[]): Promise<TestPlate> {
+  const plate = plateOf(deps.catalogue, operation, values);
+  if (!(await deps.testPlates.remove(plate.operation, plate.key))) throw new TestPlateError('NOT_FOUND', `${plate.operation} ${plate.key} is not a test plate`);
+  await audit(deps, actor, 'test-plate.remove', plate);
+  return plate;
+}
+
+function audit(deps: TestPlateChangeDeps, actor: Actor, action: string, plate: TestPlate): Promise<void> {
+  return deps.storage.transaction((tx) => deps.audit.record(tx, actor, { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
+}

@@ -1,0 +1,223 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
+import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
+import { FakeHttpServer } from '../fakes/fake-http-server.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * Issue 18's remaining console pages in Debian's Chromium (playwright-core): a customer's webhook
+ * endpoint receiving a signed test event from a receiver this test starts, the operator's test
+ * plates and API tokens, and "log out everywhere" ending another browser's session. Screenshots
+ * go where console-browser.slow.test.ts puts its own (.scratch/screenshots or CONSOLE_SCREENSHOTS).
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
+
+describe.skipIf(!existsSync(CHROMIUM))('console pages in Chromium: alerts and webhooks, test plates, tokens, log out everywhere', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let receiver: FakeHttpServer;
+  const contexts: BrowserContext[] = [];
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    // The receiver listens on 127.0.0.1, which only an operator's WEBHOOK_ALLOW_PRIVATE_URLS allows.
+    t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CREDIT_ALERT_SWEEP_MS: '3600000' });
+    await t.importRecords([FRANCE]);
+    receiver = await FakeHttpServer.start(() => ({ status: 204 }));
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    for (const [name, role] of [
+      ['root', 'admin'],
+      ['watcher', 'viewer'],
+    ] as const) {
+      const { inviteToken } = await users(t).createOperator(name, role, true);
+      await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    }
+    await t.account('acme', 100);
+    const { inviteToken } = await users(t).createCustomer('acme', 'dana@acme.example', 'owner');
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+  }, 60_000);
+  afterAll(async () => {
+    for (const ctx of contexts) await ctx.close();
+    await browser.close();
+    await receiver.close();
+    await t.close();
+    expect(problems).toEqual([]);
+  });
+
+  async function context(viewport = { width: 1280, height: 900 }): Promise<{ ctx: BrowserContext; page: Page }> {
+    const ctx = await browser.newContext({ viewport, baseURL: base });
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on('dialog', (dialog) => void dialog.accept());
+    page.on('console', (m) => {
+      if (m.type() === 'error') problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    return { ctx, page };
+  }
+
+  const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+
+  async function logIn(page: Page, username: string): Promise<void> {
+    await page.goto('/console/login');
+    await page.getByLabel('User name').fill(username);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForLoadState();
+  }
+
+  /** Every visible form field has a label, and the page fits a phone's width without scrolling sideways. */
+  async function accessible(page: Page): Promise<void> {
+    // Browser-side code is passed as text: the project's TypeScript has no DOM library.
+    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
+      .map((el) => el.outerHTML)`);
+    expect(unlabelled).toEqual([]);
+  }
+
+  async function fitsPhone(ctx: BrowserContext, path: string, name: string): Promise<void> {
+    const { page } = await context({ width: 375, height: 740 });
+    await page.context().addCookies(await ctx.cookies());
+    await page.goto(path);
+    expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1'), path).toBe(true);
+    await shot(page, name);
+  }
+
+  it('a customer registers a webhook endpoint at a local receiver, sends a test event and sees the delivery in the log', async () => {
+    const { ctx, page } = await context();
+    await logIn(page, 'dana@acme.example');
+    await page.getByRole('link', { name: 'Alerts and webhooks' }).click();
+    await accessible(page);
+
+    // Thresholds of the account's own.
+    await page.getByLabel('Thresholds (credits, comma-separated)').fill('50, 10, 0');
+    await page.getByRole('button', { name: 'Save thresholds' }).click();
+    await expect(page.getByTestId('thresholds').textContent()).resolves.toContain("50, 10, 0 (this account's own)");
+
+    await page.getByLabel('URL (http or https)').fill(`${receiver.url}/vehicle-lookup`);
+    await page.getByLabel('Description (optional)').fill('billing system');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    const secret = (await page.getByTestId('secret').textContent()) ?? '';
+    expect(secret).toMatch(/^whsec_/);
+    await expect(page.getByRole('button', { name: 'Copy secret' }).isVisible()).resolves.toBe(true);
+    await shot(page, 'customer-webhook-secret');
+    await page.getByRole('link', { name: 'Continue to the endpoint' }).click();
+    await accessible(page);
+
+    await page.getByRole('button', { name: 'Send a test event' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('A test event is queued');
+    // The outbox sends it in the background; the page shows it once a reload finds the attempt.
+    for (let i = 0; i < 50 && !((await page.getByTestId('deliveries').textContent()) ?? '').includes('delivered'); i += 1) {
+      await page.waitForTimeout(100);
+      await page.reload();
+    }
+    const attempts = (await page.getByTestId('deliveries').textContent()) ?? '';
+    expect(attempts).toContain('204');
+    expect(attempts).toContain('delivered');
+    await expect(page.getByTestId('messages').textContent()).resolves.toMatch(/test\s*msg_\S+\s*delivered/);
+    expect(receiver.requests).toHaveLength(1);
+    const [delivery] = receiver.requests;
+    expect(verifyStandardWebhook([secret], delivery?.headers ?? {}, delivery?.body ?? '')).toEqual([0]);
+    await shot(page, 'customer-webhook-log');
+
+    await page.getByRole('link', { name: 'Back to Alerts and webhooks' }).click();
+    await expect(page.getByTestId('endpoints').textContent()).resolves.toContain('billing system');
+    await shot(page, 'customer-alerts');
+    await fitsPhone(ctx, '/console/account/alerts', 'customer-alerts-phone');
+  }, 60_000);
+
+  it('an operator adds a test plate and removes it; the lookup is free meanwhile', async () => {
+    const { page } = await context();
+    await logIn(page, 'root');
+    await page.getByRole('link', { name: 'Test plates' }).click();
+    await page.getByLabel('Operation', { exact: true }).selectOption('CheckFrance');
+    await page.getByRole('button', { name: 'Choose' }).click();
+    await page.getByLabel('CheckFrance: RegistrationNumber').fill('eg-258-ma');
+    await page.getByRole('button', { name: 'Add test plate' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The test plate is added');
+    await expect(page.getByTestId('test-plates').textContent()).resolves.toContain('EG258MA');
+    await accessible(page);
+    await shot(page, 'operator-test-plates');
+
+    const key = await t.services.accounts.createKey('acme', 'browser-test');
+    const lookup = async () => (await fetch(`${base}/api/json.aspx/CheckFrance/EG258MA`, { headers: { authorization: t.basic('acme', key.apiKey) } })).status;
+    const before = await t.services.accounts.balance('acme');
+    expect(await lookup()).toBe(200);
+    expect(await t.services.accounts.balance('acme')).toBe(before);
+
+    await page.getByRole('button', { name: 'Remove test plate CheckFrance EG258MA' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The test plate is removed');
+    await expect(page.getByTestId('test-plates').textContent()).resolves.toContain('No test plates.');
+    expect(await lookup()).toBe(200);
+    expect(await t.services.accounts.balance('acme')).toBe(before - 1);
+  }, 60_000);
+
+  it('an operator creates an API token (shown once) and revokes it; a viewer sees the list without buttons', async () => {
+    const { ctx, page } = await context();
+    await logIn(page, 'root');
+    await page.getByRole('link', { name: 'API tokens' }).click();
+    await page.getByLabel('Name (what uses it)').fill('billing sync');
+    await page.getByLabel('Scope').selectOption('read');
+    await page.getByRole('button', { name: 'Create token' }).click();
+    const secret = (await page.getByTestId('secret').textContent()) ?? '';
+    expect(secret).toMatch(/^vlop_/);
+    await expect(page.getByTestId('curl').textContent()).resolves.toContain(`Bearer ${secret}`);
+    const bearer = async () => (await fetch(`${base}/admin/api/accounts`, { headers: { authorization: `Bearer ${secret}` } })).status;
+    expect(await bearer()).toBe(200);
+
+    await page.getByRole('link', { name: 'Back to the tokens' }).click();
+    await expect(page.getByTestId('tokens').textContent()).resolves.not.toContain(secret);
+    await accessible(page);
+    await shot(page, 'operator-tokens');
+
+    const { page: viewer } = await context();
+    await logIn(viewer, 'watcher');
+    await viewer.goto('/console/admin/tokens');
+    await expect(viewer.getByTestId('tokens').textContent()).resolves.toContain('billing sync');
+    await expect(viewer.getByRole('button', { name: /Revoke|Create token/ }).count()).resolves.toBe(0);
+
+    await page.getByRole('button', { name: 'Revoke token billing sync' }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The token is revoked');
+    await expect(page.getByTestId('tokens').textContent()).resolves.toContain('revoked');
+    expect(await bearer()).toBe(401);
+
+    // The operator's own webhooks page, for the screenshots.
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page.getByLabel('URL (http or https)').fill(`${receiver.url}/operations`);
+    await page.getByLabel('Description (optional)').fill('on-call alerts for every account');
+    await page.getByRole('button', { name: 'Register endpoint' }).click();
+    await page.getByRole('link', { name: 'Continue to the endpoint' }).click();
+    await page.getByRole('link', { name: 'Back to Operator webhooks' }).click();
+    await accessible(page);
+    await shot(page, 'operator-webhooks');
+    await page.goto('/console/admin/accounts/acme/alerts');
+    await expect(page.getByTestId('endpoints').textContent()).resolves.toContain('billing system');
+    await shot(page, 'operator-account-alerts');
+    await fitsPhone(ctx, '/console/admin/test-plates', 'operator-test-plates-phone');
+  }, 60_000);
+
+  it('"log out everywhere" in one browser ends the same user\'s session in another', async () => {
+    const { page: laptop } = await context();
+    const { page: phone } = await context({ width: 375, height: 740 });
+    await logIn(laptop, 'dana@acme.example');
+    await logIn(phone, 'dana@acme.example');
+    await phone.goto('/console/account');
+    await expect(phone.getByTestId('balance').isVisible()).resolves.toBe(true);
+
+    await laptop.getByRole('button', { name: 'Log out everywhere' }).click();
+    expect(laptop.url()).toBe(`${base}/console/login?ended=1`);
+    await expect(laptop.getByRole('status').textContent()).resolves.toContain('Every session of yours has ended');
+
+    await phone.reload();
+    expect(phone.url()).toBe(`${base}/console/login`);
+    await phone.goto('/console/account/alerts');
+    expect(phone.url()).toBe(`${base}/console/login`);
+  }, 60_000);
+});
