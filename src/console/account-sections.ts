@@ -49,6 +49,8 @@ export function whyItCost(row: LedgerRow): Html {
       return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
     case 'initial credits':
       return html`Credits given when the account was created.`;
+    case 'trial credits':
+      return html`${credits(row.delta)} of trial given at sign-up.`;
     case 'top-up':
       return html`${credits(row.delta)} granted by an operator${row.reference ? html`, reference <code>${row.reference}</code>` : ''}${row.note ? html`: ${row.note}` : ''}.`;
     case 'removal':
