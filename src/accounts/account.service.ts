@@ -33,6 +33,9 @@ export const MAX_LIVE_KEYS = 20;
 export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 3600;
 export const DEFAULT_ROLL_GRACE_SECONDS = 24 * 3600;
 
+/** The audit action of a self-service sign-up; the per-address bound counts these rows (UserService.signUp). */
+export const SIGNUP_AUDIT_ACTION = 'account.signup';
+
 /** Key names: 1 to 64 letters, digits, spaces and . _ @ : - */
 export const KEY_NAME_PATTERN = /^[\p{L}\p{N} ._@:-]{1,64}$/u;
 
@@ -108,7 +111,7 @@ export class AccountService {
     const now = this.clock.now().toISOString();
     const created = await this.accounts.insert(tx, { username, createdAt: now, requireApiKey: true });
     const credits = trialCredits > 0 ? await this.ledger.topUp(tx, created.id, trialCredits, now, TRIAL_CREDITS_NOTE) : 0;
-    await this.record(tx, 'account.signup', username, undefined, { credits, requireApiKey: true });
+    await this.record(tx, SIGNUP_AUDIT_ACTION, username, undefined, { credits, requireApiKey: true });
     return { ...created, credits };
   }
 

@@ -1,6 +1,6 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { AccountService } from '../accounts/account.service.js';
+import { SIGNUP_AUDIT_ACTION, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
@@ -75,8 +75,6 @@ export interface SignUpRequest {
 
 /** The window of the per-address sign-up bound. */
 export const SIGNUP_WINDOW_MS = 24 * 3600_000;
-/** The audit action of a sign-up, which the per-address bound counts. */
-const SIGNUP_ACTION = 'account.signup';
 
 /** User names: 1 to 64 letters, digits and . _ @ - (an e-mail address fits). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
@@ -234,7 +232,7 @@ export class UserService {
   private async checkSignUp(db: Db, request: SignUpRequest): Promise<void> {
     const now = this.clock.now().getTime();
     const since = new Date(now - SIGNUP_WINDOW_MS).toISOString();
-    const recent = await this.audit.timesFrom(db, SIGNUP_ACTION, request.address, since, request.perAddressPerDay);
+    const recent = await this.audit.timesFrom(db, SIGNUP_AUDIT_ACTION, request.address, since, request.perAddressPerDay);
     const oldest = recent[0];
     if (recent.length >= request.perAddressPerDay && oldest !== undefined) {
       throw new SignUpLimitError(request.perAddressPerDay, Math.max(1, Math.ceil((Date.parse(oldest) + SIGNUP_WINDOW_MS - now) / 1000)));
