@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import { MAX_TOP_UP } from './accounts/account.service.js';
 import { readAlertConfig, type AlertConfig } from './alerts/alert-config.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
@@ -71,6 +72,18 @@ export interface Config extends CoreConfig {
   readonly alerts: AlertConfig;
   /** Operations without a username that callers without credentials may use (README "Operations without a username"). */
   readonly anonymous: AnonymousConfig;
+  /** Self-service sign-up (SIGNUP_*; README "Self-service sign-up"). */
+  readonly signup: SignupConfig;
+}
+
+/** Self-service sign-up (issue 16): off unless the operator turns it on. */
+export interface SignupConfig {
+  /** Off: `POST /account/api/signup` and `/console/signup` answer 404, and nothing links to them. */
+  readonly enabled: boolean;
+  /** Credits a new account starts with, as one ledger row noted "trial credits (sign-up)". */
+  readonly trialCredits: number;
+  /** Sign-ups one client address may make in any 24 hours; more are refused with 429. */
+  readonly perAddressPerDay: number;
 }
 
 /** The most credits one lookup may be priced at. */
@@ -202,6 +215,15 @@ function readAnonymousConfig(env: EnvReader): AnonymousConfig {
   });
 }
 
+/** SIGNUP_ENABLED, SIGNUP_TRIAL_CREDITS, SIGNUP_PER_ADDRESS_PER_DAY. */
+function readSignupConfig(env: EnvReader): SignupConfig {
+  return Object.freeze({
+    enabled: env.bool('SIGNUP_ENABLED', false),
+    trialCredits: env.int('SIGNUP_TRIAL_CREDITS', 10, { min: 0, max: MAX_TOP_UP }),
+    perAddressPerDay: env.int('SIGNUP_PER_ADDRESS_PER_DAY', 3, { min: 1, max: 10_000 }),
+  });
+}
+
 /** The HTTP server: address, links, authentication realm, XML limits. */
 function readServerConfig(env: EnvReader, dataDir: string) {
   const portText = env.text('PORT') ?? '8080';
@@ -229,6 +251,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),
     anonymous: readAnonymousConfig(env),
+    signup: readSignupConfig(env),
   };
 }
 

@@ -17,6 +17,11 @@ export class AccountRepository {
     );
   }
 
+  /** Whether the name is taken, read in `tx` (a check just before an insert in the same transaction). */
+  async exists(tx: Tx, username: string): Promise<boolean> {
+    return (await tx.db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst()) !== undefined;
+  }
+
   async findByUsername(username: string): Promise<Account | undefined> {
     const { rows } = await this.byUsername.execute(this.db, username);
     const row = rows[0];
@@ -26,10 +31,10 @@ export class AccountRepository {
   }
 
   /** A new account, without keys yet (ApiKeyRepository.insert in the same transaction). */
-  async insert(tx: Tx, input: { username: string; createdAt: string }): Promise<Account> {
+  async insert(tx: Tx, input: { username: string; createdAt: string; requireApiKey?: boolean }): Promise<Account> {
     const row = await tx.db
       .insertInto('accounts')
-      .values({ username: input.username, credits: 0, disabled: 0, require_api_key: 0, created_at: input.createdAt })
+      .values({ username: input.username, credits: 0, disabled: 0, require_api_key: input.requireApiKey === true ? 1 : 0, created_at: input.createdAt })
       .returningAll()
       .executeTakeFirstOrThrow();
     return toAccount(row, []);

@@ -6,6 +6,7 @@ import type { Tx } from '../storage/database.js';
 import type { Account, AccountRateLimits } from './account.js';
 import { accountStatus, USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
+import { TRIAL_CREDITS_NOTE } from './ledger-queries.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, type RandomBytes } from './api-key.js';
 import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 
@@ -31,6 +32,9 @@ export const MAX_LIVE_KEYS = 20;
 /** Longest grace period of a rolled key (30 days), and the default (24 hours). */
 export const MAX_ROLL_GRACE_SECONDS = 30 * 24 * 3600;
 export const DEFAULT_ROLL_GRACE_SECONDS = 24 * 3600;
+
+/** The audit action of a self-service sign-up; the per-address bound counts these rows (UserService.signUp). */
+export const SIGNUP_AUDIT_ACTION = 'account.signup';
 
 /** Key names: 1 to 64 letters, digits, spaces and . _ @ : - */
 export const KEY_NAME_PATTERN = /^[\p{L}\p{N} ._@:-]{1,64}$/u;
@@ -91,6 +95,24 @@ export class AccountService {
       return { ...created, credits };
     });
     return { account: await this.show(account.username), apiKey };
+  }
+
+  /**
+   * The account of a self-service sign-up (UserService.signUp), in the caller's transaction, which
+   * has checked the name. It starts without a key: its owner creates named keys in the console or
+   * the API, each secret shown once there. It requires its API key on every binding: anyone may
+   * sign up and a username is no secret, so the XML bindings must not spend its credits on the
+   * username alone. The trial credits are one top-up row noted TRIAL_CREDITS_NOTE.
+   */
+  async openForSignUp(tx: Tx, username: string, trialCredits: number): Promise<Account> {
+    if (!USERNAME_PATTERN.test(username)) throw new AccountError('INVALID', 'username must be 1 to 64 characters of letters, digits and . _ @ -');
+    checkAmount(trialCredits, true);
+    if (await this.accounts.exists(tx, username)) throw new AccountError('ALREADY_EXISTS', `the name ${username} is taken`);
+    const now = this.clock.now().toISOString();
+    const created = await this.accounts.insert(tx, { username, createdAt: now, requireApiKey: true });
+    const credits = trialCredits > 0 ? await this.ledger.topUp(tx, created.id, trialCredits, now, TRIAL_CREDITS_NOTE) : 0;
+    await this.record(tx, SIGNUP_AUDIT_ACTION, username, undefined, { credits, requireApiKey: true });
+    return { ...created, credits };
   }
 
   async show(username: string): Promise<Account> {

@@ -2,7 +2,10 @@ import { sql, type Selectable } from 'kysely';
 import type { Db, LedgerTable, Tx } from '../storage/database.js';
 
 /** Why a ledger row moved what it did. Free lookups (test plates, empty searches) write no row. */
-export type LedgerReason = 'charged' | 'top-up' | 'initial credits' | 'removal';
+export type LedgerReason = 'charged' | 'top-up' | 'initial credits' | 'trial credits' | 'removal';
+
+/** The note of the top-up row that gives a self-service sign-up its trial credits (SIGNUP_TRIAL_CREDITS). */
+export const TRIAL_CREDITS_NOTE = 'trial credits (sign-up)';
 
 export interface LedgerRow {
   readonly id: number;
@@ -43,7 +46,9 @@ export interface UsageRow {
 function reason(row: Selectable<LedgerTable>): LedgerReason {
   if (row.kind === 'debit') return 'charged';
   if (row.kind === 'removal') return 'removal';
-  return row.query === 'initial credits' && row.reference === null ? 'initial credits' : 'top-up';
+  if (row.reference === null && row.query === 'initial credits') return 'initial credits';
+  if (row.reference === null && row.query === TRIAL_CREDITS_NOTE) return 'trial credits';
+  return 'top-up';
 }
 
 function toRow(row: Selectable<LedgerTable>): LedgerRow {

@@ -9,6 +9,7 @@ import { addTestPlate, removeTestPlate, TestPlateError } from '../datasets/test-
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { Storage } from '../storage/create-database.js';
+import type { SignupConfig } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
@@ -30,6 +31,7 @@ import {
 } from './api-schemas.js';
 import { LoginThrottle, RequestLimiter } from './login-throttle.js';
 import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
+import { registerSignupRoute } from './signup.routes.js';
 import type { User, UserService } from './user.service.js';
 
 export interface AdminApiOptions {
@@ -54,6 +56,8 @@ export interface AdminApiOptions {
   readonly providers: () => Record<string, ProviderStatus>;
   /** For the audit row of a change that has no transaction of its own (test plates). */
   readonly storage: Pick<Storage, 'transaction'>;
+  /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
+  readonly signup: SignupConfig;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -338,6 +342,7 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
   limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
   requireAuth(app, options.users, 'customer');
   registerSessionRoutes(app, options.users, throttle, 'customer', 'account: session');
+  registerSignupRoute(app, { users: options.users, signup: options.signup, describeUser });
   const own = async (request: FastifyRequest) => {
     const { user } = principalOf(request);
     if (user.account === null) throw new AccountError('NOT_FOUND', 'this user has no account');

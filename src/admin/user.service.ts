@@ -1,10 +1,11 @@
 import { hash, randomBytes } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { AccountService } from '../accounts/account.service.js';
+import { SIGNUP_AUDIT_ACTION, type AccountService } from '../accounts/account.service.js';
+import type { Account } from '../accounts/account.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import type { Storage } from '../storage/create-database.js';
-import type { UsersTable } from '../storage/database.js';
+import type { Db, UsersTable } from '../storage/database.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, oneTimePassword, verifyPassword } from './password.js';
 
 export type OperatorRole = 'admin' | 'viewer';
@@ -48,6 +49,33 @@ export class UserError extends Error {
   }
 }
 
+/**
+ * A sign-up refused because its address reached SIGNUP_PER_ADDRESS_PER_DAY within 24 hours;
+ * `retryAfterSeconds` is when the oldest of those sign-ups leaves the window.
+ */
+export class SignUpLimitError extends Error {
+  override readonly name = 'SignUpLimitError';
+  constructor(
+    readonly limit: number,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(`at most ${limit} sign-up${limit === 1 ? '' : 's'} from one address in 24 hours; retry in ${retryAfterSeconds} s`);
+  }
+}
+
+/** What a self-service sign-up asks for, and the operator's terms (Config.signup). */
+export interface SignUpRequest {
+  readonly username: string;
+  readonly password: string;
+  /** The client's address: recorded in the audit rows, and what the per-day bound counts. */
+  readonly address: string;
+  readonly trialCredits: number;
+  readonly perAddressPerDay: number;
+}
+
+/** The window of the per-address sign-up bound. */
+export const SIGNUP_WINDOW_MS = 24 * 3600_000;
+
 /** User names: 1 to 64 letters, digits and . _ @ - (an e-mail address fits). */
 export const USER_NAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 /** How long a session lasts without being renewed by a new login. */
@@ -84,7 +112,7 @@ function toUser(row: UserRow): User {
  */
 export class UserService {
   constructor(
-    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction' | 'serialize'>,
     private readonly clock: Clock,
     private readonly audit: AuditLog,
     private readonly accounts: AccountService,
@@ -161,6 +189,57 @@ export class UserService {
     });
     const user = (await this.findById(id)) as User;
     return { user, ...(password === undefined ? {} : { password }), ...(inviteToken === undefined ? {} : { inviteToken }) };
+  }
+
+  /**
+   * Self-service sign-up (issue 16, when the operator turned it on): in one transaction, the
+   * account (AccountService.openForSignUp: trial credits as a ledger row, no key yet, the key
+   * required everywhere), its owner with the chosen password, and the audit rows, recorded as
+   * made by the new customer from `address`. The account and its user share the name, which must
+   * be free as both. Refused with SignUpLimitError when `address` already signed up
+   * `perAddressPerDay` times in the last 24 hours (counted from the audit log, so every instance
+   * sharing the store counts alike).
+   *
+   * Every check runs before the password is hashed (scrypt's cost is spent only on a sign-up that
+   * can succeed), and again inside the transaction under Storage.serialize, so sign-ups running
+   * at once cannot both take the last place or the same name.
+   */
+  async signUp(request: SignUpRequest): Promise<{ user: User; account: Account }> {
+    const { username, password, address } = request;
+    if (!USER_NAME_PATTERN.test(username)) throw new UserError('INVALID', 'a user name must be 1 to 64 letters, digits or . _ @ -');
+    checkPassword(password);
+    await this.checkSignUp(this.storage.db, request);
+    const passwordHash = await hashPassword(password);
+    const actor: Actor = { kind: 'customer', name: username, address };
+    const accounts = this.accounts.withActor(actor);
+    const { id, account } = await this.storage.transaction(async (tx) => {
+      await this.storage.serialize(tx, 'signup');
+      await this.checkSignUp(tx.db, request);
+      const opened = await accounts.openForSignUp(tx, username, request.trialCredits);
+      const now = this.clock.now().toISOString();
+      const row = await tx.db
+        .insertInto('users')
+        .values({ name: username, role: 'owner', account_id: opened.id, password_hash: passwordHash, must_change_password: 0, disabled: 0, created_at: now })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      await this.audit.record(tx, actor, { action: 'user.create', targetKind: 'user', target: username, after: { role: 'owner', accountId: opened.id, invite: false, signUp: true } });
+      return { id: row.id, account: opened };
+    });
+    return { user: (await this.findById(id)) as User, account };
+  }
+
+  /** The name is free (as an account and as a user) and the address is under its bound. */
+  private async checkSignUp(db: Db, request: SignUpRequest): Promise<void> {
+    const now = this.clock.now().getTime();
+    const since = new Date(now - SIGNUP_WINDOW_MS).toISOString();
+    const recent = await this.audit.timesFrom(db, SIGNUP_AUDIT_ACTION, request.address, since, request.perAddressPerDay);
+    const oldest = recent[0];
+    if (recent.length >= request.perAddressPerDay && oldest !== undefined) {
+      throw new SignUpLimitError(request.perAddressPerDay, Math.max(1, Math.ceil((Date.parse(oldest) + SIGNUP_WINDOW_MS - now) / 1000)));
+    }
+    const account = await db.selectFrom('accounts').select('id').where('username', '=', request.username).executeTakeFirst();
+    const user = await db.selectFrom('users').select('id').where('name', '=', request.username).executeTakeFirst();
+    if (account !== undefined || user !== undefined) throw new UserError('ALREADY_EXISTS', `the name ${request.username} is taken; choose another`);
   }
 
   /** Sets the password of an invited user; the invite works once, within INVITE_TTL_MS. */

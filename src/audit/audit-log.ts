@@ -89,6 +89,16 @@ export class AuditLog {
       .execute();
   }
 
+  /**
+   * When `action` was recorded from `address` at or after `since`, oldest first, at most `limit`
+   * times (a sign-up's per-address bound counts its own audit rows: one fact, kept once). Inside a
+   * transaction, pass its `db`.
+   */
+  async timesFrom(db: Db, action: string, address: string, since: string, limit: number): Promise<string[]> {
+    const rows = await db.selectFrom('audit_log').select('at').where('at', '>=', since).where('action', '=', action).where('address', '=', address).orderBy('at').limit(limit).execute();
+    return rows.map((r) => r.at);
+  }
+
   /** Newest first. */
   async list(filter: AuditFilter): Promise<AuditRow[]> {
     let query = this.db.selectFrom('audit_log').selectAll();

@@ -49,6 +49,8 @@ export function whyItCost(row: LedgerRow): Html {
       return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
     case 'initial credits':
       return html`Credits given when the account was created.`;
+    case 'trial credits':
+      return html`Trial credits given at sign-up.`;
     case 'top-up':
       return html`${credits(row.delta)} granted by an operator${row.reference ? html`, reference <code>${row.reference}</code>` : ''}${row.note ? html`: ${row.note}` : ''}.`;
     case 'removal':
@@ -101,7 +103,7 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
   <h2 id="keys">API keys</h2>
   <div class="table-wrap"><table data-testid="keys">
     <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th>${viewer.canWrite ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
-    <tbody>${view.keys.map(
+    <tbody>${view.keys.length === 0 ? html`<tr><td colspan="${viewer.canWrite ? 6 : 5}" class="muted">No keys yet.</td></tr>` : ''}${view.keys.map(
       (key) => html`<tr><td>${key.name}</td><td><code>${key.prefix ?? '(old key)'}</code></td><td>${when(key.createdAt)}</td><td>${when(key.lastUsedAt)}</td><td>${keyState(key)}</td>${
         viewer.canWrite
           ? html`<td>${

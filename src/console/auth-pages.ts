@@ -1,7 +1,9 @@
 import { html, type HtmlValue } from './html.js';
 import { message, page, type Viewer, csrfField } from './layout.js';
+import { signupLink } from './signup-pages.js';
 
-export function loginPage(options: { error?: string; notice?: string; username?: string }): string {
+/** The login page; `signup` links the sign-up page (only while SIGNUP_ENABLED is on). */
+export function loginPage(options: { error?: string; notice?: string; username?: string; signup?: boolean }): string {
   return page(
     'Log in',
     html`${options.notice ? message('notice', options.notice) : ''}${options.error ? message('error', options.error) : ''}
@@ -12,6 +14,7 @@ export function loginPage(options: { error?: string; notice?: string; username?:
   <label for="password">Password</label>
   <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256">
   <p><button type="submit">Log in</button></p>
+  ${options.signup === true ? html`<p class="muted">No account yet? ${signupLink('Sign up')}.</p>` : ''}
 </form>`,
   );
 }

@@ -19,6 +19,9 @@ import { html } from './html.js';
 import { CSRF_FIELD, page, type Viewer } from './layout.js';
 import { accountCreatedPage, accountPaths, accountsPage, auditPage, inviteCreatedPage, LOW_BALANCE, operatorAccountPage, overviewPage } from './operator-pages.js';
 import { securePage } from './security-headers.js';
+import { welcomeNotice } from './signup-pages.js';
+import { registerSignupPages } from './signup.routes.js';
+import type { SignupConfig } from '../config.js';
 import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
@@ -59,6 +62,8 @@ export interface ConsoleOptions {
   readonly testPlates: TestPlatePagesDeps['testPlates'];
   /** For the audit row of a test plate change. */
   readonly storage: TestPlatePagesDeps['storage'];
+  /** Self-service sign-up (SIGNUP_*): its page, and the links to it while it is on. */
+  readonly signup: SignupConfig;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -180,7 +185,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   // ---- public: front page, assets, login, invite ----
 
-  app.get('/', (request, reply) => html200(reply, frontPage({ version: VERSION, baseUrl: baseUrlOf(request, options.baseUrl), services: options.services })));
+  app.get('/', (request, reply) => html200(reply, frontPage({ version: VERSION, baseUrl: baseUrlOf(request, options.baseUrl), services: options.services, signupEnabled: options.signup.enabled })));
 
   for (const asset of Object.values(ASSETS)) {
     app.get(asset.path, (_request, reply) => reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body));
@@ -194,7 +199,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   });
 
   app.get<{ Querystring: { accepted?: string; ended?: string } }>('/console/login', { schema: { querystring: object({ accepted: str(1), ended: str(1) }) } }, (request, reply) =>
-    html200(reply, loginPage(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {})),
+    html200(reply, loginPage({ signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
   );
 
   app.post<{ Body: { username: string; password: string } }>('/console/login', { schema: { body: form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
@@ -205,7 +210,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     try {
       ({ user } = await login(request, reply, options.users, throttle, audience));
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return html200(reply, loginPage({ error: 'Wrong user name or password.', username: request.body.username }), 401);
+      if (error instanceof ApiError && error.status === 401) return html200(reply, loginPage({ error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
       throw error;
     }
     return reply.redirect(user.mustChangePassword ? '/console/password' : user.accountId === null ? '/console/admin' : '/console/account', 303);
@@ -261,6 +266,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     return reply.redirect('/console/login?accepted=1', 303);
   });
 
+  registerSignupPages(app, { users: options.users, signup: options.signup, render: html200 });
+
   // ---- customers ----
 
   type LedgerQs = { operation?: string; charged?: boolean; before?: number };
@@ -273,10 +280,16 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
 
-  app.get<{ Querystring: LedgerQs }>('/console/account', { schema: { querystring: ledgerQs } }, async (request, reply) => {
-    const { principal, viewer } = await signIn(request, 'customer');
-    return passwordFirst(viewer, reply) ?? html200(reply, customerPage(viewer, await accountView(await ownAccount(principal), request.query)));
-  });
+  app.get<{ Querystring: LedgerQs & { welcome?: string } }>(
+    '/console/account',
+    { schema: { querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), welcome: str(1) }) } },
+    async (request, reply) => {
+      const { principal, viewer } = await signIn(request, 'customer');
+      const { welcome, ...query } = request.query;
+      const account = await ownAccount(principal);
+      return passwordFirst(viewer, reply) ?? html200(reply, customerPage(viewer, await accountView(account, query), welcome === undefined ? undefined : welcomeNotice(account)));
+    },
+  );
 
   // ---- customers: Try it ----
 

@@ -1,14 +1,14 @@
 import { figures, keysSection, ledgerSection, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
-import { html } from './html.js';
-import { page, type Viewer } from './layout.js';
+import { html, type Html } from './html.js';
+import { message, page, type Viewer } from './layout.js';
 
 export const CUSTOMER_PATHS: AccountPaths = { page: '/console/account', api: '/account/api' };
 
-/** The customer's console: balance, usage, ledger and keys of the user's own account. */
-export function customerPage(viewer: Viewer, view: AccountView): string {
+/** The customer's console: balance, usage, ledger and keys of the user's own account (and a notice, e.g. after sign-up). */
+export function customerPage(viewer: Viewer, view: AccountView, notice?: Html): string {
   return page(
     `Account ${view.account.username}`,
-    html`${figures(view.account, view.usage)}
+    html`${notice === undefined ? '' : message('notice', notice)}${figures(view.account, view.usage)}
 ${usageSection(view)}
 ${ledgerSection(view, CUSTOMER_PATHS)}
 ${keysSection(view, CUSTOMER_PATHS, viewer)}

@@ -1,6 +1,7 @@
 import { OPENAPI_PATHS } from '../protocols/json/openapi.plugin.js';
 import { html } from './html.js';
 import { page } from './layout.js';
+import { signupLink } from './signup-pages.js';
 
 
 /** A SOAP service the front page links to. */
@@ -14,6 +15,8 @@ export interface FrontPageInput {
   /** The public base URL (BASE_URL, or the request's scheme and host) for the addresses shown. */
   readonly baseUrl: string;
   readonly services: readonly ServiceLink[];
+  /** Self-service sign-up is on (SIGNUP_ENABLED): the page links to it. */
+  readonly signupEnabled: boolean;
 }
 
 /** `/`: what this is and where everything lives. No login, no store access: it is static but for the host. */
@@ -40,6 +43,7 @@ export function frontPage(input: FrontPageInput): string {
   <h2 id="accounts">Accounts</h2>
   <ul class="links">
     <li><a href="/console/login">Console login</a>: customers see their balance, usage, ledger and API keys; operators manage accounts.</li>
+    ${input.signupEnabled ? html`<li>${signupLink('Sign up')} for an account of your own.</li>` : ''}
     <li><a href="/admin/api/docs">Admin and account API documentation</a></li>
   </ul>
 </section>

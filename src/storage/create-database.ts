@@ -85,7 +85,24 @@ export interface Storage {
    * first one's commit and sees its claim.
    */
   readonly skipLocked: RawBuilder<unknown>;
+  /**
+   * Makes the transactions that call it with the same `key` run one after another, from this
+   * call to their commit, on every instance (a check-then-insert such as a sign-up's per-address
+   * count). PostgreSQL: a transaction-level advisory lock on the key's hash, released by COMMIT or
+   * ROLLBACK. SQLite: nothing; BEGIN IMMEDIATE already runs one write transaction at a time.
+   */
+  serialize(tx: Tx, key: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/**
+ * The first half of PostgreSQL's two-integer advisory lock keys for `serialize`; that key space
+ * does not overlap the one-bigint key of the migration lock. "vlse".
+ */
+const SERIALIZE_LOCK_CLASS = 0x76_6c_73_65;
+
+async function serializePostgres(tx: Tx, key: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${SERIALIZE_LOCK_CLASS}::int4, hashtext(${key}))`.execute(tx.db);
 }
 
 const SKIP_LOCKED_POSTGRES = sql`for update skip locked`;
@@ -181,6 +198,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
     changeSignal: 'clock',
     tuneForBulkWrites: () => Promise.resolve(() => Promise.resolve()),
     skipLocked: SKIP_LOCKED_POSTGRES,
+    serialize: serializePostgres,
     close: () => db.destroy(),
   };
 }
@@ -207,6 +225,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     changeSignal: 'every-commit',
     tuneForBulkWrites: () => tuneSqliteForBulkWrites(db),
     skipLocked: SKIP_LOCKED_SQLITE,
+    serialize: () => Promise.resolve(),
     close: () => db.destroy(),
   };
 }

@@ -11,6 +11,7 @@ const BOOLEANS: ReadonlyArray<readonly [string, (config: Config) => boolean]> = 
   ['NHTSA_ONLINE', (c) => c.providers.nhtsa !== undefined],
   ['VIN_DECODER', (c) => c.vin.enabled],
   ['WEBHOOK_ALLOW_PRIVATE_URLS', (c) => c.alerts.allowPrivateUrls],
+  ['SIGNUP_ENABLED', (c) => c.signup.enabled],
 ];
 
 describe('configuration', () => {
@@ -42,6 +43,8 @@ describe('configuration', () => {
       [{ WEBHOOK_RETRY_SCHEDULE: '5 minutes' }, 'WEBHOOK_RETRY_SCHEDULE must be 1 to 20 durations of at most 7d separated by commas, each a whole number with a unit ms, s, m, h or d, such as 5s,5m,2h (got "5 minutes")'],
       [{ WEBHOOK_TIMEOUT_MS: '50' }, 'WEBHOOK_TIMEOUT_MS must be a whole number from 100 to 120000 (got "50")'],
       [{ CREDIT_ALERT_SWEEP_MS: '5' }, 'CREDIT_ALERT_SWEEP_MS must be a whole number from 10 to 3600000 (got "5")'],
+      [{ SIGNUP_TRIAL_CREDITS: '-1' }, 'SIGNUP_TRIAL_CREDITS must be a whole number from 0 to 1000000000 (got "-1")'],
+      [{ SIGNUP_PER_ADDRESS_PER_DAY: '0' }, 'SIGNUP_PER_ADDRESS_PER_DAY must be a whole number from 1 to 10000 (got "0")'],
     ];
     for (const [env, message] of cases) {
       expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError);
@@ -104,6 +107,12 @@ describe('configuration', () => {
     expect(config.alerts).toEqual({ alertThresholds: [100, 20], sweepMs: 10_000, retryScheduleMs: [1000, 60_000], timeoutMs: 10_000, pollMs: 50, allowPrivateUrls: true });
     expect(Object.isFrozen(config.alerts)).toBe(true);
     expect(() => loadCoreConfig({ CREDIT_ALERT_THRESHOLDS: 'x', WEBHOOK_RETRY_SCHEDULE: 'y' })).not.toThrow();
+  });
+
+  it('keeps self-service sign-up off unless turned on, with 10 trial credits and 3 sign-ups per address a day by default', () => {
+    expect(loadConfig({}).signup).toEqual({ enabled: false, trialCredits: 10, perAddressPerDay: 3 });
+    expect(loadConfig({ SIGNUP_ENABLED: 'on', SIGNUP_TRIAL_CREDITS: '0', SIGNUP_PER_ADDRESS_PER_DAY: '50' }).signup).toEqual({ enabled: true, trialCredits: 0, perAddressPerDay: 50 });
+    expect(() => loadCoreConfig({ SIGNUP_ENABLED: 'maybe' })).not.toThrow();
   });
 
   it('prices operations from OPERATION_COSTS and keeps the catalogue cost of the others', () => {
