@@ -96,7 +96,7 @@ export const CREDENTIALS_REQUIRED = "This operation needs the account's credenti
 export interface LookupOutcome {
   readonly operation: OperationDeclaration;
   readonly result: LookupResult;
-  /** Credits debited (0 for test plates and empty rating searches). */
+  /** Credits debited (0 for test plates, empty rating searches and replays: see `free`). */
   readonly charged: number;
   readonly balance: number;
   /** True when the answer is the stored result of an earlier lookup with the same Idempotency-Key (charged 0). */
@@ -156,7 +156,8 @@ export interface LookupPipelineDeps {
  * One lookup as named stages (docs/architecture.md; DESIGN.md "Shape"):
  * authenticate -> rate limit -> resolve -> validate -> price -> answer -> shape -> debit.
  * Credits move only after data was found and shaped, in one conditional update with its ledger
- * row; every failure before that costs nothing.
+ * row; every failure before that costs nothing. A found answer that costs nothing (test plate,
+ * nothing to charge, Idempotency-Key replay) gets a ledger row of kind `free` instead (`free`).
  *
  * The sync path: a stage whose cache has the answer (the account, the test plates, the record: all
  * VersionedCache) returns it as a plain value, and `run` awaits only promises. Awaiting a plain
