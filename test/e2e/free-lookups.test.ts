@@ -79,6 +79,20 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
     ]);
   });
 
+  it('writes a "free: repeated request" row for the loser of two racing requests with one Idempotency-Key', async () => {
+    const key = await t.account('racer', 5);
+    const answers = await Promise.all([1, 2].map(() => get('/api/json.aspx/CheckFrance/EG258MA', 'racer', key, { 'idempotency-key': 'race-1' })));
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200]);
+    expect(answers.map((a) => a.headers['x-credits-charged']).sort()).toEqual(['0', '1']);
+    const replayed = answers.find((a) => a.headers['x-credits-charged'] === '0');
+    const found = await rows('racer');
+    expect(found.map((r) => [r.kind, r.freeReason, r.delta, r.balanceAfter])).toEqual([
+      ['debit', null, -1, 4],
+      ['free', 'replay', 0, 4],
+    ]);
+    expect(found[1]?.requestId).toBe(replayed?.headers['x-request-id']);
+  });
+
   it('leaves charged lookups as they were: one debit row each, no free row', async () => {
     const key = await t.account('payer', 3);
     for (const path of ['CheckFrance/EG258MA', 'CheckUSA/test1/nj']) expect((await get(`/api/json.aspx/${path}`, 'payer', key)).headers['x-credits-charged']).toBe('1');
