@@ -162,6 +162,11 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         app.log.warn({ err: error }, message);
       },
     },
+    ledgerLog: {
+      warn: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     operationCosts: config.operationCosts,
     anonymous: {

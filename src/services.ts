@@ -63,6 +63,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly alerts?: AlertConfig;
   /** Where the alert loops report a failed round (the server's logger). */
   readonly alertLog?: WarnLog;
+  /** Where a free lookup's ledger row that could not be written is reported (the server's logger). */
+  readonly ledgerLog?: WarnLog;
   /** How long an Idempotency-Key is remembered (IDEMPOTENCY_RETENTION_HOURS); default 24 hours. */
   readonly idempotencyRetentionMs?: number;
   /** Operations anonymous callers may use (ANONYMOUS_OPERATIONS); default: none. */
@@ -193,6 +195,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     rateLimiter: new RateLimiter(options.rateCounters ?? new InProcessRateCounters(), options.clock, options.rateLimitDefaults),
     onDebited: (accountId, cost, balanceAfter) => {
       alerting.alerts.onDebit(accountId, cost, balanceAfter);
+    },
+    onFreeRowLost: (row, error) => {
+      options.ledgerLog?.warn(`the ledger row of free lookup ${row.requestId} (account ${row.accountId}, ${row.operation}, ${row.reason}) was not written; the lookup was answered`, error);
     },
     onKeyUsed: (keyId, nowMs) => {
       keyUsage.note(keyId, nowMs);

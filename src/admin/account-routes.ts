@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { accountStatus, type Account } from '../accounts/account.js';
 import type { AccountService } from '../accounts/account.service.js';
-import { ledgerCsv, type LedgerFilter, type LedgerQueries } from '../accounts/ledger-queries.js';
+import { ledgerCsv, ledgerKinds, LedgerFilterError, type LedgerFilter, type LedgerQueries, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, requireWrite, type Principal } from './api-auth.js';
 import { idParams, keyCreateBody, keyParams, keyRollBody, ledgerQuery, usageQuery, usernameParams, type Schema } from './api-schemas.js';
 
@@ -91,8 +91,15 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     },
   );
 
-  type LedgerQs = Omit<LedgerFilter, 'limit'> & { limit?: number };
-  const filter = (q: LedgerQs, fallback: number): LedgerFilter => ({ ...q, limit: q.limit ?? fallback });
+  type LedgerQs = Omit<LedgerFilter, 'limit' | 'kinds'> & { limit?: number; type?: LedgerRowType; charged?: boolean };
+  const filter = ({ type, charged, limit, ...q }: LedgerQs, fallback: number): LedgerFilter => {
+    try {
+      return { ...q, kinds: ledgerKinds(type, charged), limit: limit ?? fallback };
+    } catch (error) {
+      if (error instanceof LedgerFilterError) throw new ApiError(400, 'invalid-request', `querystring: ${error.message}`, error.field);
+      throw error;
+    }
+  };
 
   app.get<{ Querystring: LedgerQs }>(`${base}/ledger`, { schema: withParams({ tags: [tag], summary: 'Ledger rows, newest first; page with ?before=<last id>', querystring: ledgerQuery }) }, async (request) => {
     const account = await deps.account(request);
@@ -103,14 +110,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
 
   app.get<{ Querystring: LedgerQs }>(`${base}/ledger.csv`, { schema: withParams({ tags: [tag], summary: 'The ledger as CSV (at most 100 000 rows per request; page with ?before)', querystring: ledgerQuery }) }, async (request, reply) => {
     const account = await deps.account(request);
-    const rows = await deps.ledger.rows(account.id, { ...request.query, limit: request.query.limit ?? 100_000 });
+    const rows = await deps.ledger.rows(account.id, filter(request.query, 100_000));
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="ledger-${account.username}.csv"`)
       .send(ledgerCsv(rows));
   });
 
-  app.get<{ Querystring: { from: string; to: string } }>(`${base}/usage`, { schema: withParams({ tags: [tag], summary: 'Charged lookups and credits by UTC day and operation', querystring: usageQuery }) }, async (request) => {
+  app.get<{ Querystring: { from: string; to: string } }>(`${base}/usage`, { schema: withParams({ tags: [tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery }) }, async (request) => {
     const account = await deps.account(request);
     const from = new Date(request.query.from).toISOString();
     const to = new Date(request.query.to).toISOString();

@@ -1,3 +1,5 @@
+import { LEDGER_ROW_TYPES } from '../accounts/ledger-queries.js';
+
 /**
  * JSON schemas of the admin and account APIs. Objects refuse unknown fields with `propertyNames`
  * rather than `additionalProperties: false`: Fastify's validator is set to remove additional
@@ -38,7 +40,12 @@ export const ledgerQuery = object({
   to: timestamp,
   operation: str(64),
   interface: { type: 'string', enum: ['json', 'soap11', 'soap12', 'http-get', 'http-post', 'console'] },
-  charged: bool,
+  type: {
+    type: 'string',
+    enum: [...LEDGER_ROW_TYPES],
+    description: 'charged: charged lookups; free: free lookups (test plates, results with nothing to charge, Idempotency-Key replays); lookups: both; credits: top-ups, grants and removals',
+  },
+  charged: { ...bool, description: 'The older filter: true is type=charged; false is every row but charged lookups. Not with type.' },
 });
 export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
 

@@ -1,7 +1,7 @@
 import type { Account } from '../accounts/account.js';
 import { accountStatus } from '../accounts/account.js';
 import type { ApiKeyInfo } from '../accounts/api-key.repository.js';
-import type { LedgerRow, UsageRow } from '../accounts/ledger-queries.js';
+import type { LedgerRow, LedgerRowType, UsageRow } from '../accounts/ledger-queries.js';
 import { html, type Html } from './html.js';
 import { csrfField, when, type Viewer } from './layout.js';
 import { usageChart } from './usage-chart.js';
@@ -16,7 +16,7 @@ export interface AccountView {
   readonly usage: readonly UsageRow[];
   readonly days: readonly string[];
   /** The filters the ledger was read with, echoed into the form and the links. */
-  readonly filter: { readonly operation?: string | undefined; readonly charged?: boolean | undefined };
+  readonly filter: { readonly operation?: string | undefined; readonly type?: LedgerRowType | undefined; readonly charged?: boolean | undefined };
 }
 
 /** The links this page's forms post to, and where the API serves its CSV. */
@@ -33,12 +33,18 @@ export function statusBadge(account: Account): Html {
 }
 
 export function figures(account: Account, usage: readonly UsageRow[]): Html {
-  const lookups = usage.reduce((sum, r) => sum + r.lookups, 0);
+  const free = usage.reduce((sum, r) => sum + r.freeLookups, 0);
+  const charged = usage.reduce((sum, r) => sum + r.lookups, 0) - free;
   return html`<div class="figures">
   <div class="figure"><div class="muted">Balance</div><div class="value" data-testid="balance">${account.credits}</div><div>credits</div></div>
   <div class="figure"><div class="muted">Status</div><div class="value">${statusBadge(account)}</div></div>
-  <div class="figure"><div class="muted">Charged lookups, 30 days</div><div class="value" data-testid="lookups-30d">${lookups}</div></div>
+  <div class="figure"><div class="muted">Charged lookups, 30 days</div><div class="value" data-testid="lookups-30d">${charged}</div><div data-testid="free-30d">and ${free} free</div></div>
 </div>`;
+}
+
+/** "A CheckFrance lookup of AB123CD over json", the start of a free row's explanation. */
+function lookup(row: LedgerRow): Html {
+  return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'}`;
 }
 
 /** Why a ledger row moved what it did, in words (the row's `reason`, with its details). */
@@ -47,6 +53,14 @@ export function whyItCost(row: LedgerRow): Html {
   switch (row.reason) {
     case 'charged':
       return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
+    case 'free test plate':
+      return html`${lookup(row)} is free: a test plate.`;
+    case 'free: no result':
+      return html`${lookup(row)} is free: the answer held no data to charge for (an empty search or list).`;
+    case 'free: repeated request':
+      return html`${lookup(row)} is free: it repeated an earlier, paid lookup with the same Idempotency-Key and got its stored answer.`;
+    case 'free':
+      return html`${lookup(row)} cost nothing.`;
     case 'initial credits':
       return html`Credits given when the account was created.`;
     case 'trial credits':
@@ -65,16 +79,16 @@ function query(params: Record<string, string | number | boolean | undefined>): s
 
 export function ledgerSection(view: AccountView, paths: AccountPaths): Html {
   const { filter } = view;
-  const csv = `${paths.api}/ledger.csv${query({ operation: filter.operation, charged: filter.charged })}`;
+  const filters = { operation: filter.operation, type: filter.type, charged: filter.charged };
+  const csv = `${paths.api}/ledger.csv${query(filters)}`;
+  const option = (value: LedgerRowType | '', label: string) => html`<option value="${value}"${(filter.type ?? '') === value ? ' selected' : ''}>${label}</option>`;
   return html`<section aria-labelledby="ledger">
   <h2 id="ledger">Ledger</h2>
-  <p class="muted">One row per charged lookup and per credit change. Lookups that find nothing, fail, or ask for a free test plate cost nothing and write no row.</p>
+  <p class="muted">One row per lookup that found its answer (charged, or free with the reason) and per credit change. Lookups that find nothing or fail cost nothing and write no row.</p>
   <form method="get" action="${paths.page}" class="row" aria-label="Filter the ledger">
     <div><label for="f-operation">Operation</label><input type="text" id="f-operation" name="operation" value="${filter.operation ?? ''}" maxlength="64"></div>
-    <div><label for="f-charged">Rows</label><select id="f-charged" name="charged">
-      <option value=""${filter.charged === undefined ? ' selected' : ''}>all</option>
-      <option value="true"${filter.charged === true ? ' selected' : ''}>charged lookups</option>
-      <option value="false"${filter.charged === false ? ' selected' : ''}>credit changes</option>
+    <div><label for="f-type">Rows</label><select id="f-type" name="type">
+      ${filter.charged === false ? html`<option value="" selected>all but charged lookups</option>` : option('', 'all')}${option('charged', 'charged lookups')}${option('free', 'free lookups')}${option('lookups', 'all lookups')}${option('credits', 'credit changes')}
     </select></div>
     <div><button type="submit" class="secondary">Filter</button></div>
     <div><a href="${csv}" download>Export CSV</a></div>
@@ -83,12 +97,12 @@ export function ledgerSection(view: AccountView, paths: AccountPaths): Html {
     <thead><tr><th scope="col">When</th><th scope="col" class="num">Change</th><th scope="col" class="num">Balance after</th><th scope="col">Why this cost what it cost</th></tr></thead>
     <tbody>${view.ledger.length === 0 ? html`<tr><td colspan="4" class="muted">No rows.</td></tr>` : view.ledger.map((row) => html`<tr><td>${when(row.at)}</td><td class="num">${row.delta > 0 ? `+${row.delta}` : row.delta}</td><td class="num">${row.balanceAfter}</td><td>${whyItCost(row)}</td></tr>`)}</tbody>
   </table></div>
-  <div class="pager">${view.nextBefore === null ? '' : html`<a href="${paths.page}${query({ operation: filter.operation, charged: filter.charged, before: view.nextBefore })}">Older rows</a>`}</div>
+  <div class="pager">${view.nextBefore === null ? '' : html`<a href="${paths.page}${query({ ...filters, before: view.nextBefore })}">Older rows</a>`}</div>
 </section>`;
 }
 
 export function usageSection(view: AccountView): Html {
-  return html`<section aria-labelledby="usage"><h2 id="usage">Usage</h2>${usageChart(view.usage, view.days, 'lookups', 'Charged lookups per day and operation, last 30 days (UTC)')}</section>`;
+  return html`<section aria-labelledby="usage"><h2 id="usage">Usage</h2>${usageChart(view.usage, view.days, 'lookups', 'Lookups per day, charged by operation and free, last 30 days (UTC)')}</section>`;
 }
 
 function keyState(key: ApiKeyInfo): string {

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
-import { LedgerQueries } from '../accounts/ledger-queries.js';
+import { LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
 import { LoginThrottle, RequestLimiter } from '../admin/login-throttle.js';
@@ -84,6 +84,9 @@ const keyIdParams = object({ id: int(1, 2 ** 31 - 1) }, ['id']);
 const accountKeyParams = object({ username: USERNAME, id: int(1, 2 ** 31 - 1) }, ['username', 'id']);
 const nullableRate = (max: number) => ({ anyOf: [{ type: 'integer', minimum: 0, maximum: max }, { type: 'string', maxLength: 0 }] });
 
+/** The console's ledger filters (account pages' query string). */
+type LedgerQs = { operation?: string; type?: LedgerRowType; charged?: boolean; before?: number };
+
 /** What an error means to a person, and its status (the API's own mapping). */
 function describeError(error: FastifyError): { status: number; text: string } {
   if (error.validation) {
@@ -95,6 +98,7 @@ function describeError(error: FastifyError): { status: number; text: string } {
   }
   if (error instanceof ApiError) return { status: error.status, text: error.message };
   if (error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) return { status: error.code === 'NOT_FOUND' ? 404 : 400, text: error.message };
+  if (error instanceof LedgerFilterError) return { status: 400, text: `The ledger filter: ${error.message}.` };
   if (error instanceof AccountError || error instanceof UserError) {
     return { status: { NOT_FOUND: 404, ALREADY_EXISTS: 409, INVALID: 400, INSUFFICIENT_CREDITS: 409, FORBIDDEN: 403 }[error.code], text: error.message };
   }
@@ -166,17 +170,19 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   const html200 = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
   const actorService = (principal: Principal, request: FastifyRequest) => options.accounts.withActor(actorOf(principal, request));
 
-  async function accountView(account: Account, query: { operation?: string; charged?: boolean; before?: number }): Promise<AccountView> {
+  async function accountView(account: Account, query: LedgerQs): Promise<AccountView> {
     // The last USAGE_DAYS whole UTC days, today included.
     const now = options.clock.now();
     const today = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate());
     const from = new Date(today - (USAGE_DAYS - 1) * 86_400_000);
     const to = new Date(today + 86_400_000);
     const days = daysBetween(from, to);
-    const filter = { operation: query.operation, charged: query.charged };
+    const kinds = ledgerKinds(query.type, query.charged);
+    // An older link's charged=true is type=charged; charged=false (every row but charged lookups) has no type and stays.
+    const filter = query.charged === true ? { operation: query.operation, type: 'charged' as const } : { operation: query.operation, type: query.type, charged: query.charged };
     const [usage, rows, keys] = await Promise.all([
       ledger.usage(account.id, from.toISOString(), to.toISOString()),
-      ledger.rows(account.id, { ...filter, before: query.before, limit: LEDGER_PAGE }),
+      ledger.rows(account.id, { operation: query.operation, kinds, before: query.before, limit: LEDGER_PAGE }),
       options.accounts.listKeys(account.username),
     ]);
     const last = rows.at(-1);
@@ -270,8 +276,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   // ---- customers ----
 
-  type LedgerQs = { operation?: string; charged?: boolean; before?: number };
-  const ledgerQs = object({ operation: str(64), charged: { type: 'boolean' }, before: int(1, Number.MAX_SAFE_INTEGER) });
+  // `charged` is the older form of `type` (links from before free lookups had rows still work).
+  const ledgerQs = object({ operation: str(64), type: { type: 'string', enum: [...LEDGER_ROW_TYPES] }, charged: { type: 'boolean' }, before: int(1, Number.MAX_SAFE_INTEGER) });
 
   const ownAccount = async (principal: Principal): Promise<Account> => {
     if (principal.user.account === null) throw new AccountError('NOT_FOUND', 'this user has no account');

@@ -1,11 +1,13 @@
 import { sql, type Selectable } from 'kysely';
 import { rearmCreditAlerts } from '../alerts/credit-alerts.js';
-import type { Db, LedgerTable, Tx } from '../storage/database.js';
+import type { Db, FreeReason, LedgerKind, LedgerTable, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
   readonly id: number;
-  readonly kind: 'debit' | 'topup' | 'removal';
+  readonly kind: LedgerKind;
+  /** Why a `free` row cost nothing; null on every other kind. */
+  readonly freeReason: FreeReason | null;
   readonly operation: string | null;
   readonly interface: string | null;
   readonly query: string | null;
@@ -29,6 +31,25 @@ export interface DebitDetails {
   readonly idempotency?: { readonly key: string; readonly result: string };
 }
 
+/** A lookup of an account that cost nothing, as its ledger row records it (kind `free`, delta 0). */
+export interface FreeLookupDetails {
+  readonly operation: string;
+  readonly interface: string;
+  readonly query: string;
+  readonly requestId: string;
+  readonly createdAt: string;
+  readonly reason: FreeReason;
+}
+
+/** One free lookup's row to write: its account and details. */
+export interface FreeLookupRow {
+  readonly accountId: number;
+  readonly details: FreeLookupDetails;
+}
+
+/** Parameters of one free row: the account id and the six details. */
+const FREE_ROW_ARITY = 7;
+
 /** Parameters of one debit row (its kind is a constant). */
 const DEBIT_ROW_ARITY = 8;
 
@@ -42,6 +63,7 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
   return {
     id: row.id,
     kind: row.kind,
+    freeReason: row.free_reason,
     operation: row.operation,
     interface: row.interface,
     query: row.query,
@@ -60,6 +82,8 @@ export class CreditLedgerRepository {
   private readonly conditionalDebit: PreparedQuery<{ credits: number }>;
   /** `INSERT ... VALUES (...), (...)` by number of rows, built on first use. */
   private readonly multiRowInserts = new Map<number, PreparedQuery<unknown>>();
+  /** `INSERT ... SELECT ... UNION ALL SELECT ...` of free rows by number of rows, built on first use. */
+  private readonly freeRowInserts = new Map<number, PreparedQuery<unknown>>();
 
   constructor(private readonly db: Db) {
     this.conditionalDebit = new PreparedQuery(2, (p) =>
@@ -100,6 +124,64 @@ export class CreditLedgerRepository {
       this.multiRowInserts.set(rows, query);
     }
     return query;
+  }
+
+  /**
+   * The insert of `rows` free rows in one statement. Each row's balance_after is read from its
+   * account in the same statement (`SELECT credits FROM accounts WHERE id = ?`), so it is the
+   * balance inside the writing transaction: after this batch's debits of the account, and on
+   * PostgreSQL otherwise the last committed one. The read takes no row lock: a free row never
+   * waits for, nor holds up, a debit. An account deleted meanwhile yields no row (nothing to record).
+   */
+  private insertFreeRows(rows: number): PreparedQuery<unknown> {
+    let query = this.freeRowInserts.get(rows);
+    if (!query) {
+      const db = this.db;
+      query = new PreparedQuery(rows * FREE_ROW_ARITY, (p) => {
+        const selectRow = (i: number) => {
+          const at = (k: number): never => p(i * FREE_ROW_ARITY + k);
+          return db
+            .selectFrom('accounts')
+            .select((eb) => [
+              'id as account_id',
+              sql.lit('free').as('kind'),
+              eb.val(at(1)).as('operation'),
+              eb.val(at(2)).as('interface'),
+              eb.val(at(3)).as('query'),
+              sql.lit(0).as('delta'),
+              'credits as balance_after',
+              eb.val(at(4)).as('request_id'),
+              eb.val(at(5)).as('created_at'),
+              eb.val(at(6)).as('free_reason'),
+            ])
+            .where('id', '=', at(0));
+        };
+        let union = selectRow(0);
+        for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
+        return db
+          .insertInto('ledger')
+          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason'])
+          .expression(union);
+      });
+      this.freeRowInserts.set(rows, query);
+    }
+    return query;
+  }
+
+  /**
+   * Ledger rows of lookups that cost nothing (kind `free`, delta 0, balance untouched): no
+   * conditional update, so nothing here can refuse a lookup for its balance. MAX_ROWS_PER_INSERT
+   * rows per statement, in order.
+   */
+  async writeFreeRows(tx: Tx, rows: readonly FreeLookupRow[]): Promise<void> {
+    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
+      const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
+      const args: unknown[] = [];
+      for (const { accountId, details } of chunk) {
+        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason);
+      }
+      await this.insertFreeRows(chunk.length).run(tx, ...args);
+    }
   }
 
   /**

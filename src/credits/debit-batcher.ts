@@ -1,4 +1,4 @@
-import type { DebitDetails } from './credit-ledger.repository.js';
+import type { DebitDetails, FreeLookupDetails, FreeLookupRow } from './credit-ledger.repository.js';
 import type { DebitResult, DebitWriter } from './debit-writer.js';
 
 interface PendingDebit {
@@ -9,17 +9,29 @@ interface PendingDebit {
   reject(error: unknown): void;
 }
 
-/** Debits written in one transaction at most. */
+interface PendingFree extends FreeLookupRow {
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+/** Debits written in one transaction at most (and, apart from them, free rows). */
 const MAX_BATCH = 512;
+
+const NO_FREES: readonly PendingFree[] = [];
 
 /**
  * Group commit for debits. Debits that arrive while the event loop is busy are written together in
  * one transaction: each is still its own conditional update with its own ledger row, and each
  * caller is answered only after the COMMIT that made its debit durable. If the transaction fails,
  * none of its debits happened and every caller gets the error (and no data).
+ *
+ * Free lookups' ledger rows (`free`) join the same batches from a queue of their own, so a batch
+ * of debits alone is built exactly as before; each free caller is answered after the COMMIT too,
+ * or with the error when the transaction failed.
  */
 export class DebitBatcher {
   private queue: PendingDebit[] = [];
+  private frees: PendingFree[] = [];
   private scheduled = false;
   /** One batch is written at a time; debits arriving meanwhile form the next, larger batch. */
   private writing = false;
@@ -37,6 +49,17 @@ export class DebitBatcher {
     });
   }
 
+  /**
+   * Writes the ledger row of a lookup that cost nothing (no balance check: it cannot be refused);
+   * settles after the COMMIT of the batch it joined, or rejects when that transaction failed.
+   */
+  free(accountId: number, details: FreeLookupDetails): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.frees.push({ accountId, details, resolve, reject });
+      this.schedule();
+    });
+  }
+
   private schedule(): void {
     if (this.scheduled || this.writing) return;
     this.scheduled = true;
@@ -48,20 +71,24 @@ export class DebitBatcher {
 
   private async flush(): Promise<void> {
     const batch = this.queue.splice(0, MAX_BATCH);
-    if (batch.length === 0) return;
+    const frees = this.frees.length === 0 ? NO_FREES : this.frees.splice(0, MAX_BATCH);
+    if (batch.length === 0 && frees.length === 0) return;
     // Batches of one instance never wait for each other's row locks (on PostgreSQL, concurrent
     // batches mostly queued on the same hot account row, holding pool connections).
     this.writing = true;
     try {
-      const balances = await this.writer.write(batch.map(({ accountId, cost, details }) => ({ accountId, cost, details })));
+      const debits = batch.map(({ accountId, cost, details }) => ({ accountId, cost, details }));
+      const balances = await (frees.length === 0 ? this.writer.write(debits) : this.writer.write(debits, frees));
       batch.forEach((pending, i) => {
         pending.resolve(balances[i]);
       });
+      for (const pending of frees) pending.resolve();
     } catch (error) {
       for (const pending of batch) pending.reject(error);
+      for (const pending of frees) pending.reject(error);
     } finally {
       this.writing = false;
-      if (this.queue.length > 0) this.schedule();
+      if (this.queue.length > 0 || this.frees.length > 0) this.schedule();
     }
   }
 }

@@ -3,12 +3,14 @@ import type { AccountCache } from '../accounts/account-cache.js';
 import { matchApiKey } from '../accounts/api-key.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
+import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from '../providers/provider.js';
 import type { EffectiveLimits, RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
+import type { FreeReason } from '../storage/database.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
 import { PerObjectMemo } from '../shared/per-object-memo.js';
@@ -94,11 +96,13 @@ export const CREDENTIALS_REQUIRED = "This operation needs the account's credenti
 export interface LookupOutcome {
   readonly operation: OperationDeclaration;
   readonly result: LookupResult;
-  /** Credits debited (0 for test plates and empty rating searches). */
+  /** Credits debited (0 for test plates, empty rating searches and replays: see `free`). */
   readonly charged: number;
   readonly balance: number;
   /** True when the answer is the stored result of an earlier lookup with the same Idempotency-Key (charged 0). */
   readonly replayed?: true;
+  /** Why an account's lookup cost nothing, as its `free` ledger row says; absent on charged and anonymous lookups. */
+  readonly free?: FreeReason;
 }
 
 /** Told about every finished lookup; metrics implement it. */
@@ -106,6 +110,8 @@ export interface LookupObserver {
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void;
   /** A request refused by the account's rate limit (it is also reported to onLookup). */
   onRateLimited?(event: { window: RateWindow; interface: string }): void;
+  /** A free lookup answered although its ledger row could not be written (see LookupPipeline.free). */
+  onFreeRowLost?(event: { interface: string; reason: FreeReason }): void;
 }
 
 export interface LookupPipelineDeps {
@@ -135,6 +141,11 @@ export interface LookupPipelineDeps {
   readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
   /** Stored answers by Idempotency-Key (the replay stage); without it a key is refused. */
   readonly replays?: IdempotentReplays;
+  /**
+   * Told when a free lookup's ledger row could not be written (the lookup is answered anyway, see
+   * LookupPipeline.free): the server logs it. The observer's onFreeRowLost counts it.
+   */
+  readonly onFreeRowLost?: (row: FreeLookupDetails & { readonly accountId: number }, error: unknown) => void;
   /** Told which API key authenticated a lookup (KeyUsageRecorder: last_used_at, off the hot path). */
   readonly onKeyUsed?: (keyId: number, nowMs: number) => void;
   /** Operations anonymous callers may use (free, limited per address); none when absent. */
@@ -145,7 +156,8 @@ export interface LookupPipelineDeps {
  * One lookup as named stages (docs/architecture.md; DESIGN.md "Shape"):
  * authenticate -> rate limit -> resolve -> validate -> price -> answer -> shape -> debit.
  * Credits move only after data was found and shaped, in one conditional update with its ledger
- * row; every failure before that costs nothing.
+ * row; every failure before that costs nothing. A found answer that costs nothing (test plate,
+ * nothing to charge, Idempotency-Key replay) gets a ledger row of kind `free` instead (`free`).
  *
  * The sync path: a stage whose cache has the answer (the account, the test plates, the record: all
  * VersionedCache) returns it as a plain value, and `run` awaits only promises. Awaiting a plain
@@ -234,7 +246,7 @@ export class LookupPipeline {
     const idempotencyKey = checkIdempotencyKey(request.idempotencyKey);
     if (idempotencyKey !== undefined) {
       const replayed = await this.replay(account, query, idempotencyKey);
-      if (replayed) return replayed;
+      if (replayed) return this.free(account, query, request, replayed);
     }
     const priced = this.price(account, query);
     const cost = priced instanceof Promise ? await priced : priced;
@@ -242,11 +254,15 @@ export class LookupPipeline {
     const record: unknown = answered instanceof Promise ? await answered : answered;
     const result = this.shape(call.operation, record, request.baseUrl);
     const charge = isChargeable(result) ? cost : 0;
-    if (charge === 0) return { operation: call.operation, result, charged: 0, balance: account.credits };
+    if (charge === 0) {
+      // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
+      const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
+      return this.free(account, query, request, { operation: call.operation, result, charged: 0, balance: account.credits, free });
+    }
     // Awaited here rather than in a debit() of its own: an async stage would add a promise to
     // every charged lookup.
     const balance = await this.debit(account, query, charge, request, idempotencyKey, result);
-    if (balance === KEY_TAKEN) return this.replayTaken(account, query, idempotencyKey ?? '');
+    if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''));
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
@@ -355,6 +371,37 @@ export class LookupPipeline {
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
     // The result is stored with the debit (DebitWriter): a retry is answered from it.
     return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } });
+  }
+
+  /**
+   * The ledger row of a lookup of an account that cost nothing (kind `free`, delta 0, its reason),
+   * group-committed with the debits (DebitBatcher.free) and awaited, so the row is in the ledger
+   * by the time the client has the answer, as a debit's is. It never checks the balance: a
+   * 0-credit account still gets its test plate. Only this path pays for the row; the charged path
+   * is unchanged.
+   *
+   * If the row cannot be written (the store failed the batch), the lookup is answered anyway,
+   * logged and counted (onFreeRowLost): the answer cost nothing, so no credit is lost or owed,
+   * and refusing it would take from the client what it is owed for free (for a replay, the
+   * answer it already paid for) to protect only the completeness of the history.
+   */
+  private async free(account: Account, query: LookupQuery, request: LookupRequest, outcome: LookupOutcome): Promise<LookupOutcome> {
+    const reason: FreeReason = outcome.replayed ? 'replay' : (outcome.free ?? 'no-result');
+    const details: FreeLookupDetails = {
+      operation: query.operation.name,
+      interface: request.interface,
+      query: describeQuery(query),
+      requestId: request.requestId,
+      createdAt: this.nowIso(),
+      reason,
+    };
+    try {
+      await this.deps.debits.free(account.id, details);
+    } catch (error) {
+      this.deps.observer?.onFreeRowLost?.({ interface: request.interface, reason });
+      this.deps.onFreeRowLost?.({ ...details, accountId: account.id }, error);
+    }
+    return outcome.free === reason ? outcome : { ...outcome, free: reason };
   }
 
   /**

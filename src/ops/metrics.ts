@@ -13,6 +13,8 @@ export class Metrics implements LookupObserver {
   private readonly credits: DeferredCounter<'operation' | 'interface'>;
   private readonly httpRequests: DeferredCounter<'method' | 'route' | 'status'>;
   private readonly rateLimited: Counter<'window' | 'interface'>;
+  /** Free lookups answered whose ledger row could not be written (LookupPipeline.free). */
+  private readonly freeRowsLost: Counter<'interface' | 'reason'>;
   /** Connections closed on arrival because MAX_CONNECTIONS were open (issue 17 item 5). */
   readonly connectionsDropped: Counter;
   /** Rate-limited requests counted in-process because Redis did not answer (fail open, issue 5). */
@@ -44,6 +46,12 @@ export class Metrics implements LookupObserver {
       labelNames: ['window', 'interface'],
       registers: [this.registry],
     });
+    this.freeRowsLost = new Counter({
+      name: 'vehicle_lookup_free_ledger_rows_lost_total',
+      help: 'Free lookups (test plates, results with nothing to charge, Idempotency-Key replays) answered although their ledger row could not be written',
+      labelNames: ['interface', 'reason'],
+      registers: [this.registry],
+    });
     this.rateLimitFallbacks = new Counter({
       name: 'vehicle_lookup_rate_limit_fallbacks_total',
       help: 'Requests of rate-limited accounts counted in-process because Redis did not answer',
@@ -67,6 +75,10 @@ export class Metrics implements LookupObserver {
 
   onRateLimited(event: { window: string; interface: string }): void {
     this.rateLimited.inc({ window: event.window, interface: event.interface });
+  }
+
+  onFreeRowLost(event: { interface: string; reason: string }): void {
+    this.freeRowsLost.inc({ interface: event.interface, reason: event.reason });
   }
 
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void {

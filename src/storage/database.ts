@@ -16,11 +16,23 @@ export interface AccountsTable {
   closed_at: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/**
+ * What a ledger row did to the balance. `removal`: credits an operator took back (migration 0007);
+ * `free`: a lookup that cost nothing, delta 0, with its `free_reason` (migration 0008).
+ */
+export type LedgerKind = 'debit' | 'free' | 'topup' | 'removal';
+
+/**
+ * Why a lookup cost nothing (ledger.free_reason, migration 0008): a test plate, a result its codec
+ * says is not chargeable (an empty Euro NCAP search...), or an Idempotency-Key replay of a lookup
+ * already paid for.
+ */
+export type FreeReason = 'test-plate' | 'no-result' | 'replay';
+
 export interface LedgerTable {
   id: Generated<number>;
   account_id: number;
-  /** `removal`: credits an operator took back (migration 0007). */
-  kind: 'debit' | 'topup' | 'removal';
+  kind: LedgerKind;
   operation: string | null;
   interface: string | null;
   query: string | null;
@@ -30,6 +42,8 @@ export interface LedgerTable {
   created_at: string;
   /** Migration 0007: an operator's reference (invoice, ticket) on a grant or removal. */
   reference: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Migration 0008: set on `free` rows only. */
+  free_reason: ColumnType<FreeReason | null, FreeReason | null | undefined, FreeReason | null>;
 }
 
 /** Migration 0004: several named keys per account, stored as hashes. */

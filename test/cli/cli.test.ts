@@ -268,6 +268,17 @@ describe('usage', () => {
     expect(run.out).toMatch(/2 lookups charged, 2 credits\.$/);
   });
 
+  it('lists free lookups with their reason and counts them apart from the charged ones', async () => {
+    const key = await createAccount('alice', 3);
+    expect((await cli(store.env, ['test-plates', 'add', 'CheckFrance', 'EG258MA'])).code).toBe(0);
+    await store.lookup('CheckFrance/EG258MA', 'alice', key);
+    await store.lookup('CheckUSA/H84JAE/NJ', 'alice', key);
+    const run = await cli(store.env, ['usage', 'alice']);
+    expect(run.code).toBe(0);
+    expect(run.out).toMatch(/ 0 +3 +free +json +CheckFrance +EG258MA \(free: test-plate\)\n/);
+    expect(run.out).toMatch(/1 lookups charged, 1 credits; 1 free\.$/);
+  });
+
   it('--since keeps only rows from that date, or from that exact time, on', async () => {
     // Rows at known times come from the services with a fixed clock; the CLI only reads them.
     const storage = await openStorage({ dataDir: store.dir });
@@ -370,7 +381,7 @@ describe('errors', () => {
 });
 
 describe('test-plates', () => {
-  it('add makes a lookup of that key cost 0 credits and write no ledger row; remove makes it cost again', async () => {
+  it('add makes a lookup of that key cost 0 credits with a free ledger row, no debit; remove makes it cost again', async () => {
     const key = await createAccount('alice', 5);
     const added = await cli(store.env, ['test-plates', 'add', 'CheckUSA', 'h84 jae', 'nj', '--json']);
     expect(added.code).toBe(0);
@@ -381,6 +392,7 @@ describe('test-plates', () => {
     expect(free.headers['x-credits-charged']).toBe('0');
     expect(await showAccount('alice')).toMatchObject({ credits: 5 });
     expect((await ledger('alice')).filter((r) => r.kind === 'debit')).toEqual([]);
+    expect((await ledger('alice')).filter((r) => r.kind === 'free')).toEqual([expect.objectContaining({ freeReason: 'test-plate', delta: 0, balanceAfter: 5, query: 'H84JAE|NJ' })]);
     // Only that key is free: another record of the same operation still costs.
     expect((await store.lookup('CheckFrance/EG258MA', 'alice', key)).headers['x-credits-charged']).toBe('1');
 

@@ -371,6 +371,42 @@ describe('console Try it and upstream status', () => {
     expect(await t.services.accounts.balance('alice')).toBe(0);
   });
 
+  it("shows free lookups in the customer's ledger with why they were free, filters them, and charts them apart from the charged ones", async () => {
+    const key = await t.account('alice', 5);
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    const owner = await customerSession('alice', 'alice-owner');
+    expect((await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner)).statusCode).toBe(200);
+    await t.app.inject({ url: '/api/json.aspx/CheckEuroNCap/Nonexistent/Car', headers: { authorization: t.basic('alice', key) } });
+    await t.services.testPlates.remove('CheckFrance', 'EG258MA');
+    expect((await t.app.inject({ url: '/api/json.aspx/CheckFrance/EG258MA', headers: { authorization: t.basic('alice', key) } })).headers['x-credits-charged']).toBe('1');
+
+    const page = (await get(t, '/console/account', owner)).body;
+    expect(page).toContain('lookup of <code>EG258MA</code> over console is free: a test plate.');
+    expect(page).toContain('lookup of <code>NONEXISTENT|CAR</code> over json is free: the answer held no data to charge for');
+    expect(page).toContain('data-testid="lookups-30d">1<');
+    expect(page).toContain('data-testid="free-30d">and 2 free<');
+    // Three lookups in the chart: one charged segment, one grey free segment of 2.
+    expect(page).toContain('data-total="3"');
+    expect(page).toMatch(/fill="#888888"><title>\d{4}-\d\d-\d\d free \(no credits\): 2<\/title>/);
+
+    const free = (await get(t, '/console/account?type=free', owner)).body;
+    expect(free).toContain('is free: a test plate.');
+    expect(free).not.toContain('costs 1 credit');
+    expect(free).toContain('<option value="free" selected>');
+    expect(free).toContain('href="/account/api/ledger.csv?type=free"');
+    const charged = (await get(t, '/console/account?type=charged', owner)).body;
+    expect(charged).toContain('costs 1 credit');
+    expect(charged).not.toContain('is free:');
+    // Links from before free rows had a type of their own keep working.
+    const older = (await get(t, '/console/account?charged=true', owner)).body;
+    expect(older).toContain('<option value="charged" selected>');
+    expect(older).not.toContain('is free:');
+    const both = await get(t, '/console/account?type=free&charged=true', owner);
+    expect(both.statusCode).toBe(400);
+    expect(both.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(both.body).toContain('give either type or charged');
+  });
+
   it('runs for an account whose XML bindings require the API key: the session, not a key, authenticates it', async () => {
     await t.account('alice', 10);
     await t.services.accounts.withActor({ kind: 'operator', name: 'ops', address: '127.0.0.1' }).setRequireApiKey('alice', true);

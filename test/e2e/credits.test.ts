@@ -88,13 +88,13 @@ describe.each(ENGINES)('credits on %s', (engine) => {
       expect(debit).toMatchObject({ operation: 'CheckUSA', interface: 'json', query: 'TEST1|NJ', delta: -1, balanceAfter: 4, requestId: ours });
     });
 
-    it('answers a free test plate without charging, even with no credits left', async () => {
+    it('answers a free test plate without charging, even with no credits left, and records it as a free ledger row', async () => {
       const key = await t.account('tester', 0);
       await t.services.testPlates.add('CheckFrance', 'AB123CD', new Date().toISOString());
       const res = await fetch(`${base}/api/json.aspx/CheckFrance/ab-123-cd`, { headers: { authorization: t.basic('tester', key) } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-credits-charged')).toBe('0');
-      expect(await ledger('tester')).toEqual([]);
+      expect((await ledger('tester')).map((r) => [r.kind, r.freeReason, r.delta, r.balanceAfter, r.query])).toEqual([['free', 'test-plate', 0, 0, 'AB123CD']]);
       // The same plate on another operation is not free.
       const other = await fetch(`${base}/api/json.aspx/CheckUSA/TEST1/NJ`, { headers: { authorization: t.basic('tester', key) } });
       expect(await other.text()).toMatch(/^Out of credit/);

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CreditLedgerRepository } from '../../src/credits/credit-ledger.repository.js';
+import type { FreeLookupRow } from '../../src/credits/credit-ledger.repository.js';
 import { DebitWriter, type DebitRequest } from '../../src/credits/debit-writer.js';
+import type { FreeReason } from '../../src/storage/database.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
@@ -77,5 +79,47 @@ describe.each(ENGINES)('debit writer on %s', (engine) => {
     expect((await app.services.accounts.usage('rich')).filter((r) => r.kind === 'debit')).toEqual([]);
     // And the writer keeps working afterwards.
     expect(await w.write([{ accountId: ids.rich, cost: 1, details: details(3) }])).toEqual([99]);
+  });
+
+  const free = (accountId: number, n: number, reason: FreeReason = 'test-plate'): FreeLookupRow => ({ accountId, details: { ...details(n), reason } });
+
+  it("writes free rows after the batch's debits, each with its account's balance after them, moving no credit", async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    const debits: DebitRequest[] = [
+      { accountId: ids.low, cost: 1, details: details(1) },
+      { accountId: ids.rich, cost: 2, details: details(2) },
+    ];
+    expect(await w.write(debits, [free(ids.low, 3), free(ids.rich, 4, 'no-result'), free(ids.low, 5, 'replay')])).toEqual([2, 98]);
+    const low = await app.services.accounts.usage('low');
+    expect(low.slice(1).map((r) => [r.kind, r.freeReason, r.requestId, r.delta, r.balanceAfter])).toEqual([
+      ['debit', null, 'r1', -1, 2],
+      ['free', 'test-plate', 'r3', 0, 2],
+      ['free', 'replay', 'r5', 0, 2],
+    ]);
+    const rich = await app.services.accounts.usage('rich');
+    expect(rich.slice(1).map((r) => [r.kind, r.freeReason, r.balanceAfter])).toEqual([
+      ['debit', null, 98],
+      ['free', 'no-result', 98],
+    ]);
+    expect((await app.services.accounts.show('low')).credits).toBe(2);
+    expect((await app.services.accounts.show('rich')).credits).toBe(98);
+  });
+
+  it('writes free rows of an account with no credit, alone in a batch, more than one multi-row insert of them', async (ctx) => {
+    const { app, w } = await setup(ctx);
+    await app.services.accounts.create('empty', 0);
+    const empty = (await app.services.accounts.show('empty')).id;
+    const rows = Array.from({ length: 70 }, (_, i) => free(empty, i));
+    expect(await w.write([], rows)).toEqual([]);
+    const written = (await app.services.accounts.usage('empty')).filter((r) => r.kind === 'free');
+    expect(written.map((r) => [r.requestId, r.query, r.delta, r.balanceAfter, r.createdAt])).toEqual(rows.map((_, i) => [`r${i}`, `Q${i}`, 0, 0, details(i).createdAt]));
+    expect((await app.services.accounts.show('empty')).credits).toBe(0);
+  });
+
+  it('writes no free row of a batch whose transaction fails', async (ctx) => {
+    const { app, w, ids } = await setup(ctx);
+    const bad = [{ accountId: ids.rich, cost: 1, details: { ...details(2), createdAt: null as unknown as string } }];
+    await expect(w.write(bad, [free(ids.low, 1)])).rejects.toThrow();
+    expect((await app.services.accounts.usage('low')).filter((r) => r.kind === 'free')).toEqual([]);
   });
 });

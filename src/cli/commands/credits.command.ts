@@ -23,7 +23,7 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
     .argument('<name>', 'username')
     .option('--since <date>', 'only rows from this date or time on (e.g. 2026-11-01)')
     .option('--json', 'machine-readable output: the ledger rows')
-    .description("show an account's ledger: debits and top-ups")
+    .description("show an account's ledger: charged and free lookups, top-ups and removals")
     .action(async (name: string, opts: { json?: boolean; since?: string }) => {
       const since = opts.since === undefined ? undefined : parseSince(opts.since);
       const rows = await withServices(env, (s) => s.accounts.usage(name, since));
@@ -38,10 +38,12 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
       io.out(['time                      delta  balance  kind    interface  operation             query'].join('\n'));
       for (const r of rows) {
         io.out(
-          `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}`,
+          `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}${r.freeReason === null ? '' : ` (free: ${r.freeReason})`}`,
         );
       }
       const debits = rows.filter((r) => r.kind === 'debit');
-      io.out(`${debits.length} lookups charged, ${-debits.reduce((sum, r) => sum + r.delta, 0)} credits.`);
+      const free = rows.filter((r) => r.kind === 'free').length;
+      // Free lookups (test plates, empty results, Idempotency-Key replays) have rows of their own, delta 0.
+      io.out(`${debits.length} lookups charged, ${-debits.reduce((sum, r) => sum + r.delta, 0)} credits${free === 0 ? '' : `; ${free} free`}.`);
     });
 }

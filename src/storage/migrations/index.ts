@@ -5,6 +5,7 @@ import { upstreamCacheMigration } from './0002-upstream-cache.js';
 import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
 import { adminMigration } from './0007-admin.js';
 import { apiKeysMigration } from './0004-api-keys.js';
+import { freeLookupsMigration } from './0008-free-lookups.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
 import { webhooksMigration } from './0005-webhooks.js';
 
@@ -18,6 +19,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0005-webhooks': webhooksMigration(engine),
     '0006-idempotency-keys': idempotencyKeysMigration,
     '0007-admin': adminMigration(engine),
+    '0008-free-lookups': freeLookupsMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
