@@ -40,6 +40,9 @@ export interface UsageRow {
   readonly credits: number;
 }
 
+/** The ledger rows usage counts: charged lookups (their delta is minus the credits taken). */
+const USAGE_KIND = 'debit';
+
 function reason(row: Selectable<LedgerTable>): LedgerReason {
   if (row.kind === 'debit') return 'charged';
   if (row.kind === 'removal') return 'removal';
@@ -86,13 +89,36 @@ export class LedgerQueries {
   }
 
   /**
-   * Charged lookups and credits by UTC day and operation, computed in the store from the
-   * ledger_account_usage index (migration 0005). Timestamps are ISO-8601 text on both engines, so
-   * the day is the first ten characters.
+   * Charged lookups and credits of one account by UTC day and operation, computed in the store
+   * from the ledger_account_usage index (migration 0007).
    */
-  async usage(accountId: number, from: string, to: string): Promise<UsageRow[]> {
+  usage(accountId: number, from: string, to: string): Promise<UsageRow[]> {
+    return this.aggregate(accountId, from, to);
+  }
+
+  /**
+   * The same over every account (the operator overview), from the ledger_kind_usage index
+   * (migration 0011).
+   */
+  allAccountsUsage(from: string, to: string): Promise<UsageRow[]> {
+    return this.aggregate(undefined, from, to);
+  }
+
+  /**
+   * Both usage queries: one GROUP BY in the store over an index that holds every column read
+   * (test/storage/usage-aggregates.test.ts asserts the plans). Timestamps are ISO-8601 text on both
+   * engines, so the UTC day is the first ten characters. Only rows of USAGE_KIND count: other kinds
+   * (top-ups, removals, and whatever else the ledger comes to record) are not usage.
+   */
+  private async aggregate(accountId: number | undefined, from: string, to: string): Promise<UsageRow[]> {
+    const rows = await this.usageQuery(accountId, from, to).execute();
+    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups), credits: -Number(r.delta) }));
+  }
+
+  /** The usage query of one account, or of all (undefined), unexecuted: what the plan tests EXPLAIN. */
+  usageQuery(accountId: number | undefined, from: string, to: string) {
     const day = sql<string>`substr(created_at, 1, 10)`;
-    const rows = await this.db
+    let query = this.db
       .selectFrom('ledger')
       .select([
         day.as('day'),
@@ -100,15 +126,11 @@ export class LedgerQueries {
         (eb) => eb.fn.countAll<number | string>().as('lookups'),
         (eb) => eb.fn.sum<number | string>('delta').as('delta'),
       ])
-      .where('account_id', '=', accountId)
-      .where('kind', '=', 'debit')
+      .where('kind', '=', USAGE_KIND)
       .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .groupBy([day, 'operation'])
-      .orderBy(day)
-      .orderBy('operation')
-      .execute();
-    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups), credits: -Number(r.delta) }));
+      .where('created_at', '<', to);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    return query.groupBy([day, 'operation']).orderBy(day).orderBy('operation');
   }
 }
 
