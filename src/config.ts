@@ -71,6 +71,8 @@ export interface Config extends CoreConfig {
   readonly alerts: AlertConfig;
   /** Operations without a username that callers without credentials may use (README "Operations without a username"). */
   readonly anonymous: AnonymousConfig;
+  /** How often each instance adds its lookup counts to the store's hourly rollup (the operator overview's rates). */
+  readonly lookupStatsFlushSeconds: number;
 }
 
 /** The most credits one lookup may be priced at. */
@@ -229,6 +231,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),
     anonymous: readAnonymousConfig(env),
+    lookupStatsFlushSeconds: env.int('LOOKUP_STATS_FLUSH_SECONDS', 10, { min: 1, max: 3600 }),
   };
 }
 
