@@ -7,6 +7,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { testPlateKey } from '../datasets/test-plate-key.js';
 import type { TestPlates } from '../datasets/test-plates.js';
+import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Clock } from '../shared/clock.js';
@@ -29,6 +30,7 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import { registerOverviewRoutes } from './overview-routes.js';
 import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
 import type { User, UserService } from './user.service.js';
 
@@ -54,6 +56,8 @@ export interface AdminApiOptions {
   readonly providers: () => Record<string, ProviderStatus>;
   /** For the audit row of a change that has no transaction of its own (test plates). */
   readonly storage: Pick<Storage, 'transaction'>;
+  /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
+  readonly lookupStats: LookupStatsRepository;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -288,6 +292,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   );
 
   app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+  registerOverviewRoutes(app, { ledger, lookupStats: options.lookupStats });
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
   const plateOf = (body: { operation: string; values: string[] }): { operation: string; key: string } => {
