@@ -4,6 +4,8 @@ import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
 import { OpenApiCollector } from './admin/openapi-document.js';
 import { consolePlugin } from './console/console.plugin.js';
 import type { Config } from './config.js';
+import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
+import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './ops/request-logger.js';
 import { opsPlugin } from './ops/health.plugin.js';
@@ -27,6 +29,8 @@ export interface BuiltApp {
   readonly app: FastifyInstance;
   readonly services: Services;
   readonly metrics: Metrics;
+  /** This instance's lookup counts and their writes to the store's hourly rollup (`flush` writes now). */
+  readonly lookupRollup: LookupRollup;
   /** Marks the app as shutting down: /readyz answers 503 from then on. */
   drain(): void;
 }
@@ -59,7 +63,10 @@ function requestLogFields(request: FastifyRequest): Record<string, unknown> {
 
 /** Builds the whole service without listening (STYLE.md 9). */
 export async function buildApp(config: Config, options: BuildOptions = {}): Promise<BuiltApp> {
-  const metrics = new Metrics();
+  const clock = options.clock ?? systemClock;
+  // Counted beside the lookups metric, written to the store by the rollup below (src/ops/lookup-rollup.ts).
+  const lookupCounts = new LookupCounts(clock.millis ? clock.millis.bind(clock) : () => clock.now().getTime());
+  const metrics = new Metrics(lookupCounts);
   const clientErrors = new ClientErrors();
   const app = Fastify({
     logger: {
@@ -150,7 +157,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         );
   if (redis) app.addHook('onClose', async () => redis.close());
   const services = createServices(storage, {
-    clock: options.clock ?? systemClock,
+    clock,
     providers: config.providers,
     vin: config.vin,
     requireApiKeyEverywhere: config.requireApiKey,
@@ -177,6 +184,13 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.
   services.alerting.start();
+  const lookupStats = new LookupStatsRepository(storage.db);
+  const lookupRollup = new LookupRollup(lookupCounts, storage, lookupStats, config.lookupStatsFlushSeconds * 1000, {
+    warn: (message, details) => {
+      app.log.warn(details, message);
+    },
+  });
+  lookupRollup.start();
 
   let draining = false;
 
@@ -231,7 +245,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage, signup: config.signup };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage, lookupStats, signup: config.signup };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {
@@ -246,11 +260,14 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Added after the store's hook so that it runs before it (Fastify runs onClose hooks last added
   // first): the alert loops record their ended attempts in the store as they stop.
   app.addHook('onClose', async () => services.close());
+  // Last added, so first run: this instance's last lookup counts reach the store before it closes.
+  app.addHook('onClose', async () => lookupRollup.close());
 
   return {
     app,
     services,
     metrics,
+    lookupRollup,
     drain: () => {
       draining = true;
     },

@@ -74,6 +74,8 @@ export interface Config extends CoreConfig {
   readonly anonymous: AnonymousConfig;
   /** Self-service sign-up (SIGNUP_*; README "Self-service sign-up"). */
   readonly signup: SignupConfig;
+  /** How often each instance adds its lookup counts to the store's hourly rollup (the operator overview's rates). */
+  readonly lookupStatsFlushSeconds: number;
 }
 
 /** Self-service sign-up (issue 16): off unless the operator turns it on. */
@@ -252,6 +254,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     http: readHttpLimits(env),
     anonymous: readAnonymousConfig(env),
     signup: readSignupConfig(env),
+    lookupStatsFlushSeconds: env.int('LOOKUP_STATS_FLUSH_SECONDS', 10, { min: 1, max: 3600 }),
   };
 }
 

@@ -54,6 +54,18 @@ export class AccountRepository {
     return { accounts: rows.map((r) => toAccount(r, [])), total: Number(total.n) };
   }
 
+  /**
+   * Open, enabled accounts with at most `threshold` credits, lowest balance first (then by
+   * username), and how many there are. A scan of the accounts table: see migration 0011 for why
+   * credits has no index.
+   */
+  async lowBalance(threshold: number, limit: number): Promise<{ accounts: Account[]; total: number }> {
+    const query = this.db.selectFrom('accounts').where('closed_at', 'is', null).where('disabled', '=', 0).where('credits', '<=', threshold);
+    const rows = await query.selectAll().orderBy('credits').orderBy('username').limit(limit).execute();
+    const total = await query.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
+    return { accounts: rows.map((r) => toAccount(r, [])), total: Number(total.n) };
+  }
+
   /** Closes an account: disabled for good, every key revoked, the ledger kept. */
   async close(tx: Tx, accountId: number, at: string): Promise<void> {
     await tx.db.updateTable('accounts').set({ disabled: 1, closed_at: at }).where('id', '=', accountId).execute();

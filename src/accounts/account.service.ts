@@ -254,6 +254,11 @@ export class AccountService {
     return this.accounts.list(options);
   }
 
+  /** Open, enabled accounts at or below `threshold` credits, lowest first (the operator overview). */
+  lowBalance(threshold: number, limit: number): Promise<{ accounts: Account[]; total: number }> {
+    return this.accounts.lowBalance(threshold, limit);
+  }
+
   /**
    * Deletes an account that has never had a ledger row; one with a ledger is closed instead
    * (credits are money: its history stays). Returns what was done.

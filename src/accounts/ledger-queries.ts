@@ -112,6 +112,9 @@ export interface UsageRow {
   readonly credits: number;
 }
 
+/** The ledger rows usage counts: lookups, charged (their delta is minus the credits taken) and free (delta 0). */
+const USAGE_KINDS = KINDS_OF_TYPE.lookups;
+
 function reason(row: Selectable<LedgerTable>): LedgerReason {
   switch (row.kind) {
     case 'debit':
@@ -172,14 +175,37 @@ export class LedgerQueries {
   }
 
   /**
-   * Lookups (charged and free) and credits by UTC day and operation, computed in the store in one
-   * query read from the ledger_account_usage index alone (migration 0007; (account_id, kind,
+   * Lookups (charged and free) and credits of one account by UTC day and operation, computed in
+   * the store from the ledger_account_usage index alone (migration 0007; (account_id, kind,
    * created_at, operation, delta): one range per kind, and every column the query reads).
-   * Timestamps are ISO-8601 text on both engines, so the day is the first ten characters.
    */
-  async usage(accountId: number, from: string, to: string): Promise<UsageRow[]> {
+  usage(accountId: number, from: string, to: string): Promise<UsageRow[]> {
+    return this.aggregate(accountId, from, to);
+  }
+
+  /**
+   * The same over every account (the operator overview), from the ledger_kind_usage index
+   * (migration 0011).
+   */
+  allAccountsUsage(from: string, to: string): Promise<UsageRow[]> {
+    return this.aggregate(undefined, from, to);
+  }
+
+  /**
+   * Both usage queries: one GROUP BY in the store over an index that holds every column read
+   * (test/storage/usage-aggregates.test.ts asserts the plans). Timestamps are ISO-8601 text on both
+   * engines, so the UTC day is the first ten characters. Only rows of USAGE_KINDS count: other kinds
+   * (top-ups, removals, and whatever else the ledger comes to record) are not usage.
+   */
+  private async aggregate(accountId: number | undefined, from: string, to: string): Promise<UsageRow[]> {
+    const rows = await this.usageQuery(accountId, from, to).execute();
+    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
+  }
+
+  /** The usage query of one account, or of all (undefined), unexecuted: what the plan tests EXPLAIN. */
+  usageQuery(accountId: number | undefined, from: string, to: string) {
     const day = sql<string>`substr(created_at, 1, 10)`;
-    const rows = await this.db
+    let query = this.db
       .selectFrom('ledger')
       .select([
         day.as('day'),
@@ -189,15 +215,11 @@ export class LedgerQueries {
         (eb) => eb.fn.countAll<number | string>().filterWhere('kind', '=', 'free').as('free_lookups'),
         (eb) => eb.fn.sum<number | string>('delta').as('delta'),
       ])
-      .where('account_id', '=', accountId)
-      .where('kind', 'in', KINDS_OF_TYPE.lookups)
+      .where('kind', 'in', USAGE_KINDS)
       .where('created_at', '>=', from)
-      .where('created_at', '<', to)
-      .groupBy([day, 'operation'])
-      .orderBy(day)
-      .orderBy('operation')
-      .execute();
-    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
+      .where('created_at', '<', to);
+    if (accountId !== undefined) query = query.where('account_id', '=', accountId);
+    return query.groupBy([day, 'operation']).orderBy(day).orderBy('operation');
   }
 }
 

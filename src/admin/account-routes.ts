@@ -32,8 +32,21 @@ export interface AccountRouteDeps {
   readonly tag: string;
 }
 
-/** Usage spans at most this many days per request (a year and a day). */
+/** Usage and lookup statistics span at most this many days per request (a year and a day). */
 const MAX_USAGE_DAYS = 366;
+
+/**
+ * The validated `from` and `to` of a usage or statistics request, as ISO-8601 UTC: `to` after
+ * `from`, at most MAX_USAGE_DAYS later (each route's querystring schema has checked the format).
+ */
+export function usageRange(query: { from: string; to: string }): { from: string; to: string } {
+  const from = new Date(query.from).toISOString();
+  const to = new Date(query.to).toISOString();
+  if (to <= from || Date.parse(to) - Date.parse(from) > MAX_USAGE_DAYS * 86_400_000) {
+    throw new ApiError(400, 'invalid-request', `querystring: to must be after from, at most ${MAX_USAGE_DAYS} days later`, 'to');
+  }
+  return { from, to };
+}
 
 /**
  * Balance, keys, ledger and usage of one account: the same routes on both APIs; only how the
@@ -119,11 +132,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
 
   app.get<{ Querystring: { from: string; to: string } }>(`${base}/usage`, { schema: withParams({ tags: [tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery }) }, async (request) => {
     const account = await deps.account(request);
-    const from = new Date(request.query.from).toISOString();
-    const to = new Date(request.query.to).toISOString();
-    if (to <= from || Date.parse(to) - Date.parse(from) > MAX_USAGE_DAYS * 86_400_000) {
-      throw new ApiError(400, 'invalid-request', `querystring: to must be after from, at most ${MAX_USAGE_DAYS} days later`, 'to');
-    }
+    const { from, to } = usageRange(request.query);
     return { from, to, days: await deps.ledger.usage(account.id, from, to) };
   });
 }

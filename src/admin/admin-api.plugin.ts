@@ -7,6 +7,7 @@ import type { AuditLog } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { addTestPlate, removeTestPlate, TestPlateError } from '../datasets/test-plate-changes.js';
 import type { TestPlates } from '../datasets/test-plates.js';
+import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { Storage } from '../storage/create-database.js';
 import type { SignupConfig } from '../config.js';
@@ -30,6 +31,7 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import { registerOverviewRoutes } from './overview-routes.js';
 import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
 import { registerSignupRoute } from './signup.routes.js';
 import type { User, UserService } from './user.service.js';
@@ -58,6 +60,8 @@ export interface AdminApiOptions {
   readonly storage: Pick<Storage, 'transaction'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
+  /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
+  readonly lookupStats: LookupStatsRepository;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -292,6 +296,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   );
 
   app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+  registerOverviewRoutes(app, { ledger, lookupStats: options.lookupStats });
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
   // The console changes test plates through the same function (src/datasets/test-plate-changes.ts).

@@ -17,7 +17,8 @@ import { customerPage } from './customer-pages.js';
 import { frontPage, type ServiceLink } from './front-page.js';
 import { html } from './html.js';
 import { CSRF_FIELD, page, type Viewer } from './layout.js';
-import { accountCreatedPage, accountPaths, accountsPage, auditPage, inviteCreatedPage, LOW_BALANCE, operatorAccountPage, overviewPage } from './operator-pages.js';
+import { accountCreatedPage, accountPaths, accountsPage, auditPage, inviteCreatedPage, operatorAccountPage } from './operator-pages.js';
+import { registerOverviewRoute } from './overview.routes.js';
 import { securePage } from './security-headers.js';
 import { welcomeNotice } from './signup-pages.js';
 import { registerSignupPages } from './signup.routes.js';
@@ -29,6 +30,7 @@ import { LookupError } from '../lookup/lookup-error.js';
 import type { LookupPipeline } from '../lookup/lookup-pipeline.js';
 import { jsonBodyOf } from '../results/index.js';
 import { writeHttpResult } from '../protocols/asmx-http/asmx-http.plugin.js';
+import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { daysBetween } from './usage-chart.js';
 import { CreditAlertError } from '../alerts/credit-alerts.js';
@@ -64,6 +66,8 @@ export interface ConsoleOptions {
   readonly storage: TestPlatePagesDeps['storage'];
   /** Self-service sign-up (SIGNUP_*): its page, and the links to it while it is on. */
   readonly signup: SignupConfig;
+  /** Lookups per hour, interface and outcome over every instance, for the operator overview. */
+  readonly lookupStats: LookupStatsRepository;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -364,13 +368,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   // ---- operators ----
 
-  app.get('/console/admin', async (request, reply) => {
-    const { viewer } = await signIn(request, 'operator');
-    const scanned = 500;
-    const { accounts, total } = await options.accounts.list({ limit: scanned, offset: 0 });
-    const low = accounts.filter((a) => a.closedAt === null && !a.disabled && a.credits <= LOW_BALANCE).sort((a, b) => a.credits - b.credits);
-    return passwordFirst(viewer, reply) ?? html200(reply, overviewPage(viewer, { total, low, scanned: Math.min(scanned, total), upstream: options.upstream() }));
-  });
+  registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, ledger, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {
     const { viewer } = await signIn(request, 'operator');

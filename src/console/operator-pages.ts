@@ -2,49 +2,15 @@ import type { Account } from '../accounts/account.js';
 import type { User } from '../admin/user.service.js';
 import type { AuditFilter, AuditRow } from '../audit/audit-log.js';
 import { figures, keysSection, ledgerSection, statusBadge, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
-import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
 
-/** An account at or below this balance is listed as close to zero on the overview. */
-export const LOW_BALANCE = 20;
-
-function accountsTable(accounts: readonly Account[]): Html {
+/** Accounts with balance, status and creation time (the accounts list, and those close to zero on the overview). */
+export function accountsTable(accounts: readonly Account[]): Html {
   return html`<div class="table-wrap"><table data-testid="accounts">
   <thead><tr><th scope="col">Account</th><th scope="col" class="num">Balance</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
   <tbody>${accounts.length === 0 ? html`<tr><td colspan="4" class="muted">No accounts.</td></tr>` : accounts.map((a) => html`<tr><td><a href="/console/admin/accounts/${encodeURIComponent(a.username)}">${a.username}</a></td><td class="num">${a.credits}</td><td>${statusBadge(a)}</td><td>${when(a.createdAt)}</td></tr>`)}</tbody>
 </table></div>`;
-}
-
-/** Upstream providers as /readyz reports them: breaker, last latency, failed attempts, last failure. */
-function upstreamTable(providers: Readonly<Record<string, ProviderStatus>>): Html {
-  const rows = Object.entries(providers);
-  return html`<div class="table-wrap"><table data-testid="upstream">
-  <thead><tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Breaker</th><th scope="col" class="num">Last latency (ms)</th><th scope="col" class="num">Requests failed / total</th><th scope="col" class="num">Lookups upstream / cache / unavailable</th><th scope="col">Last failure</th></tr></thead>
-  <tbody>${
-    rows.length === 0
-      ? html`<tr><td colspan="7" class="muted">No upstream providers; lookups are answered from the local store.</td></tr>`
-      : rows.map(
-          ([name, p]) => html`<tr><td>${name}</td><td>${p.status}${p.reason ? html` <span class="muted">(${p.reason})</span>` : ''}</td><td>${p.breaker ?? '–'}${p.retryAt ? html` <span class="muted">until ${when(p.retryAt)}</span>` : ''}</td><td class="num">${p.lastLatencyMs ?? '–'}</td><td class="num">${p.requests ? `${p.requests.failed} / ${p.requests.total}` : '–'}</td><td class="num">${p.lookups ? `${p.lookups.upstream} / ${p.lookups.cache} / ${p.lookups.unavailable}` : '–'}</td><td>${p.lastFailure ? html`${when(p.lastFailure.at)} ${p.lastFailure.kind}: ${p.lastFailure.message}` : '–'}</td></tr>`,
-        )
-  }</tbody>
-</table></div>`;
-}
-
-export function overviewPage(viewer: Viewer, input: { total: number; low: readonly Account[]; scanned: number; upstream: Readonly<Record<string, ProviderStatus>> }): string {
-  return page(
-    'Overview',
-    html`<div class="figures"><div class="figure"><div class="muted">Accounts</div><div class="value">${input.total}</div></div>
-<div class="figure"><div class="muted">Close to zero (≤ ${LOW_BALANCE} credits)</div><div class="value">${input.low.length}</div></div></div>
-<section aria-labelledby="low"><h2 id="low">Accounts close to zero</h2>
-${input.scanned < input.total ? html`<p class="muted">Of the first ${input.scanned} accounts by name.</p>` : ''}
-${accountsTable(input.low)}</section>
-<section aria-labelledby="upstream"><h2 id="upstream">Upstream providers</h2>
-<p class="muted">As <code>/readyz</code> reports them, since this process started.</p>
-${upstreamTable(input.upstream)}</section>
-<p><a href="/console/admin/accounts">All accounts</a> · <a href="/console/admin/audit">Audit log</a> · <a href="/admin/api/docs">Admin API documentation</a></p>`,
-    viewer,
-  );
 }
 
 export function accountsPage(viewer: Viewer, input: { accounts: readonly Account[]; total: number; search: string; offset: number; limit: number }): string {

@@ -3,6 +3,7 @@ import type { LookupObserver } from '../lookup/lookup-pipeline.js';
 import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
 import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';
 import { DeferredCounter, type CounterSlot } from './deferred-counter.js';
+import type { LookupCounts, RollupSlot } from './lookup-rollup.js';
 
 /** Prometheus metrics of one app instance (its own registry, so tests can build many apps). */
 export class Metrics implements LookupObserver {
@@ -25,7 +26,11 @@ export class Metrics implements LookupObserver {
    */
   readonly upstream = new UpstreamMonitor();
 
-  constructor() {
+  /**
+   * @param rollup this process's lookups by hour, interface, operation and outcome for the store
+   *   (LookupRollup writes them), counted here beside the lookups metric so both see the same events.
+   */
+  constructor(private readonly rollup?: LookupCounts) {
     collectDefaultMetrics({ register: this.registry, prefix: 'vehicle_lookup_' });
     this.lookups = new DeferredCounter(this.registry, 'vehicle_lookup_lookups_total', 'Lookups by operation, interface and outcome (success or the error code)', [
       'operation',
@@ -71,7 +76,7 @@ export class Metrics implements LookupObserver {
   }
 
   /** The series of one (operation, interface, outcome), resolved once. */
-  private readonly lookupSeries = new Map<string, { lookups: CounterSlot; latency: { observe(v: number): void }; credits: CounterSlot | undefined }>();
+  private readonly lookupSeries = new Map<string, { lookups: CounterSlot; latency: { observe(v: number): void }; credits: CounterSlot | undefined; rollup: RollupSlot | undefined }>();
 
   onRateLimited(event: { window: string; interface: string }): void {
     this.rateLimited.inc({ window: event.window, interface: event.interface });
@@ -89,10 +94,12 @@ export class Metrics implements LookupObserver {
         lookups: this.lookups.slot({ operation: event.operation, interface: event.interface, outcome: event.outcome }),
         latency: this.latency.labels({ interface: event.interface, outcome: event.outcome === 'success' ? 'success' : 'error' }),
         credits: undefined,
+        rollup: this.rollup?.slot(event.operation, event.interface, event.outcome),
       };
       this.lookupSeries.set(key, series);
     }
     series.lookups.pending += 1;
+    if (series.rollup) this.rollup?.count(series.rollup);
     series.latency.observe(event.seconds);
     // The credits series of an operation and interface appears with its first charge, not before.
     if (event.charged > 0) {

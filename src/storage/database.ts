@@ -236,6 +236,20 @@ export interface IdempotencyKeysTable {
   created_at: string;
 }
 
+/**
+ * Finished lookups per UTC hour, interface, operation and outcome, summed over every instance
+ * (migration 0011; written by LookupStatsRepository.add, an additive upsert).
+ */
+export interface LookupStatsTable {
+  /** The hour's start, ISO-8601 UTC (`2026-11-25T17:00:00.000Z`). */
+  hour: string;
+  interface: string;
+  operation: string;
+  /** `success` or the error code in lower case, as the lookups metric labels it. */
+  outcome: string;
+  count: number;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -256,6 +270,7 @@ export interface DatabaseSchema {
   credit_alert_fired: CreditAlertFiredTable;
   credit_alert_cursor: CreditAlertCursorTable;
   idempotency_keys: IdempotencyKeysTable;
+  lookup_stats: LookupStatsTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

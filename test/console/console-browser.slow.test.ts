@@ -165,7 +165,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     await page.goto('/console/admin/accounts/acme');
     await shot(page, 'operator-account');
     await page.goto('/console/admin');
-    await shot(page, 'operator-overview');
+    await shot(page, 'operator-overview-flow');
     await page.goto('/console/admin/audit');
     await expect(page.getByTestId('audit').textContent()).resolves.toContain('credits');
     await shot(page, 'operator-audit');

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/console/html.js';
 import type { Viewer } from '../../src/console/layout.js';
-import { overviewPage } from '../../src/console/operator-pages.js';
+import { overviewPage } from '../../src/console/overview-page.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -458,9 +458,11 @@ describe('console Try it and upstream status', () => {
   it('renders a provider\'s breaker, latency, failures and last error, escaped', () => {
     const viewer = { user: { name: 'ops', role: 'admin', accountId: null, account: null, mustChangePassword: false }, csrf: 'x', canWrite: true } as unknown as Viewer;
     const out = overviewPage(viewer, {
-      total: 0,
-      low: [],
-      scanned: 0,
+      accounts: 0,
+      low: { accounts: [], total: 0 },
+      usage: [],
+      days: [],
+      rates: { day: [], month: [] },
       upstream: {
         ukvd: { enabled: true, status: 'down', breaker: 'open', consecutiveFailures: 5, lastLatencyMs: 1234, requests: { total: 9, failed: 5 }, lookups: { upstream: 4, cache: 2, unavailable: 3 }, lastFailure: { at: '2026-11-25T17:00:00.000Z', kind: 'timeout', message: '<b>slow</b>' } },
         dvla: { enabled: false, status: 'disabled', reason: 'DVLA_API_KEY is not set' },

@@ -29,6 +29,7 @@ const FIXTURE_TABLES = [
   'idempotency_keys',
   'invites',
   'ledger',
+  'lookup_stats',
   'ncap_ratings',
   'operator_tokens',
   'records',
@@ -137,6 +138,7 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await s.alerting.alerts.sweep();
     return keys;
   } finally {
+    // Closing writes the lookups above to lookup_stats (the rollup's last flush, migration 0011).
     await built.app.close();
   }
 }
