@@ -109,7 +109,7 @@ describe.each(await enginesToTest())('operator overview API on %s', (engine) => 
     const viewer = as(t, await operator(t, 'watcher', 'viewer'));
     const usage = await viewer('GET', `/admin/api/usage?${range}`);
     expect(usage.statusCode).toBe(200);
-    expect(usage.json()).toEqual({ from: `${today}T00:00:00.000Z`, to: `${tomorrow}T00:00:00.000Z`, days: [{ day: today, operation: 'CheckFrance', lookups: 3, credits: 3 }] });
+    expect(usage.json()).toEqual({ from: `${today}T00:00:00.000Z`, to: `${tomorrow}T00:00:00.000Z`, days: [{ day: today, operation: 'CheckFrance', lookups: 3, freeLookups: 0, credits: 3 }] });
 
     // Not for customers, whatever account they belong to, nor for anyone not logged in.
     const owner = as(t, await customer(t, 'alice', 'alice-owner'));

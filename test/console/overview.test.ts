@@ -60,7 +60,7 @@ describe('operator overview page', () => {
     expect(body).toMatch(/<svg[^>]*aria-labelledby="chart-lookups-title" data-total="4"/);
     expect(body).toMatch(/<svg[^>]*aria-labelledby="chart-credits-title" data-total="4"/);
     expect(body).toContain('Charged lookups per day and operation, last 30 days (UTC): 4 in 30 days');
-    expect(body).toContain('<td>2026-11-25</td><td>CheckFrance</td><td class="num">4</td><td class="num">4</td>');
+    expect(body).toContain('<td>2026-11-25</td><td>CheckFrance</td><td class="num">4</td><td class="num">0</td><td class="num">4</td>');
 
     expect(ratesRow(body, 'json')).toBe('|json|4|75.0 %|not_found|1|4|75.0 %|not_found|1|');
     expect(ratesRow(body, 'http-get')).toBe('|http-get|1|100.0 %|–|1|100.0 %|–|');
