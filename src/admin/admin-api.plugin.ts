@@ -28,7 +28,7 @@ import {
   USERNAME,
   usernameParams,
 } from './api-schemas.js';
-import { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import type { LoginThrottle, Throttles } from './login-throttle.js';
 import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
 import type { User, UserService } from './user.service.js';
 
@@ -38,8 +38,8 @@ export interface AdminApiOptions {
   readonly audit: AuditLog;
   readonly db: ConstructorParameters<typeof LedgerQueries>[0];
   readonly clock: Clock;
-  /** Requests per minute per caller on each API (login attempts have their own throttle). */
-  readonly requestsPerMinute?: number;
+  /** The login throttle and the per-caller request limit, shared by both APIs and the console (createServices). */
+  readonly throttles: Throttles;
   /** Public base URL for invite links; default: from the request. */
   readonly baseUrl?: string | undefined;
   /** Collects both APIs' routes for the OpenAPI document (served by the admin API). */
@@ -138,16 +138,14 @@ function registerDocsPage(app: FastifyInstance): void {
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
 export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
-  const now = () => options.clock.now().getTime();
-  const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
   registerDocsPage(app);
-  limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
+  limitRequests(app, options.throttles.requests, 'admin');
   requireAuth(app, options.users, 'operator');
-  registerSessionRoutes(app, options.users, throttle, 'operator', 'admin: session');
+  registerSessionRoutes(app, options.users, options.throttles.login, 'operator', 'admin: session');
   const accounts = (request: FastifyRequest) => options.accounts.withActor(actorOf(principalOf(request), request));
   const users = (request: FastifyRequest) => options.users.withActor(actorOf(principalOf(request), request));
   const TAG = 'admin: accounts';
@@ -340,14 +338,12 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
 /** The customers' API under /account/api: their own account only (it comes from the session). */
 export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
-  const now = () => options.clock.now().getTime();
-  const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
   options.openApi.collect(app);
-  limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
+  limitRequests(app, options.throttles.requests, 'account');
   requireAuth(app, options.users, 'customer');
-  registerSessionRoutes(app, options.users, throttle, 'customer', 'account: session');
+  registerSessionRoutes(app, options.users, options.throttles.login, 'customer', 'account: session');
   const own = async (request: FastifyRequest) => {
     const { user } = principalOf(request);
     if (user.account === null) throw new AccountError('NOT_FOUND', 'this user has no account');

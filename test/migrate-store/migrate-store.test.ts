@@ -29,6 +29,7 @@ const FIXTURE_TABLES = [
   'idempotency_keys',
   'invites',
   'ledger',
+  'login_throttle',
   'ncap_ratings',
   'operator_tokens',
   'records',
@@ -106,6 +107,8 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await users.startSession(root, '127.0.0.1');
     await users.createToken(root, 'ci', 'read');
     await users.createCustomer('alice', 'owner@alice', 'owner');
+    // A failed login, counted in the store without Redis (migration 0010).
+    expect((await built.app.inject({ method: 'POST', url: '/admin/api/login', payload: { username: 'root', password: 'not the password' } })).statusCode).toBe(401);
 
     const charged: Array<[string, string]> = [
       ['alice', 'CheckFrance/EG258MA'],

@@ -7,6 +7,7 @@ import { adminMigration } from './0007-admin.js';
 import { apiKeysMigration } from './0004-api-keys.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
 import { webhooksMigration } from './0005-webhooks.js';
+import { loginThrottleMigration } from './0010-login-throttle.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -18,6 +19,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0005-webhooks': webhooksMigration(engine),
     '0006-idempotency-keys': idempotencyKeysMigration,
     '0007-admin': adminMigration(engine),
+    '0010-login-throttle': loginThrottleMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
