@@ -229,7 +229,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage, throttles: services.throttles };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), throttles: services.throttles };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

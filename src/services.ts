@@ -142,7 +142,7 @@ function buildCore(storage: Storage, options: CoreServiceOptions): Core {
     storage,
     catalogue,
     records,
-    testPlates: new TestPlates(records, changes.current),
+    testPlates: new TestPlates(records, changes.current, storage, audit, options.clock),
     accounts,
     audit,
     users: new UserService(storage, options.clock, audit, accounts, options.actor),
@@ -200,7 +200,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       vinOffline: vin.provider,
     }),
   ];
-  const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, options.alertLog);
+  const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
   const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,

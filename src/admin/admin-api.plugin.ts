@@ -8,7 +8,6 @@ import type { Catalogue } from '../catalogue/catalogue.js';
 import { testPlateKey } from '../datasets/test-plate-key.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
-import type { Storage } from '../storage/create-database.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
@@ -52,8 +51,6 @@ export interface AdminApiOptions {
   readonly catalogue: Catalogue;
   /** The upstream providers' status, as /readyz shows it. */
   readonly providers: () => Record<string, ProviderStatus>;
-  /** For the audit row of a change that has no transaction of its own (test plates). */
-  readonly storage: Pick<Storage, 'transaction'>;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -293,10 +290,6 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     if (!outcome.ok) throw new ApiError(400, 'invalid-request', `body: ${outcome.reason}`, 'values');
     return { operation: body.operation, key: outcome.key };
   };
-  // The plate's own write has no transaction to share, so its audit row follows it in one of its own.
-  const auditPlate = (request: FastifyRequest, action: string, plate: { operation: string; key: string }) =>
-    options.storage.transaction((tx) => options.audit.record(tx, actorOf(principalOf(request), request), { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
-
   app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
     plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
   }));
@@ -306,8 +299,8 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     async (request, reply) => {
       requireWrite(principalOf(request));
       const plate = plateOf(request.body);
-      await options.testPlates.add(plate.operation, plate.key, options.clock.now().toISOString());
-      await auditPlate(request, 'test-plate.add', plate);
+      // The plate and its audit row commit together (TestPlates.add); adding a free plate again changes nothing.
+      await options.testPlates.add(plate.operation, plate.key, actorOf(principalOf(request), request));
       return reply.code(201).send(plate);
     },
   );
@@ -317,8 +310,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     async (request) => {
       requireWrite(principalOf(request));
       const plate = plateOf(request.body);
-      if (!(await options.testPlates.remove(plate.operation, plate.key))) throw new ApiError(404, 'not-found', `${plate.operation} ${plate.key} is not a test plate`);
-      await auditPlate(request, 'test-plate.remove', plate);
+      if (!(await options.testPlates.remove(plate.operation, plate.key, actorOf(principalOf(request), request)))) throw new ApiError(404, 'not-found', `${plate.operation} ${plate.key} is not a test plate`);
       return { ...plate, removed: true };
     },
   );
@@ -328,6 +320,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,
+    actorOf: (request) => actorOf(principalOf(request), request),
     authorise: (request, access) => {
       const principal = principalOf(request);
       if (access === 'write') requireWrite(principal);
@@ -355,6 +348,7 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
   await app.register(accountAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,
+    actorOf: (request) => actorOf(principalOf(request), request),
     resolveAccountId: (request) => {
       const principal = principalOf(request);
       if (request.method !== 'GET') requireWrite(principal);

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/alerts/alerts.routes.js';
+import type { Actor } from '../../src/audit/audit-log.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -26,6 +27,11 @@ function standInOperator(request: FastifyRequest, access: 'read' | 'write'): Pro
   return Promise.resolve();
 }
 
+/** The audit log's actor for a stand-in caller. */
+function standInActor(request: FastifyRequest): Actor {
+  return request.headers['x-test-operator'] === undefined ? { kind: 'customer', name: `customer-of-${String(request.headers['x-test-account'])}` } : { kind: 'operator', name: 'stand-in-operator' };
+}
+
 interface Json {
   [key: string]: unknown;
 }
@@ -46,8 +52,8 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     alice = (await t.services.accounts.show('alice')).id;
     bob = (await t.services.accounts.show('bob')).id;
     api = Fastify();
-    await api.register(accountAlertsRoutes, { prefix: '/account/api', alerting: t.services.alerting, resolveAccountId: standInAccount });
-    await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, authorise: standInOperator });
+    await api.register(accountAlertsRoutes, { prefix: '/account/api', alerting: t.services.alerting, actorOf: standInActor, resolveAccountId: standInAccount });
+    await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, actorOf: standInActor, authorise: standInOperator });
     base = await api.listen({ port: 0, host: '127.0.0.1' });
   });
   afterEach(async () => {
