@@ -321,6 +321,14 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     alerting: options.alerting,
     enclosingErrors: true,
     actorOf: (request) => actorOf(principalOf(request), request),
+    accountIdOf: async (username) => {
+      try {
+        return (await options.accounts.show(username)).id;
+      } catch (error) {
+        if (error instanceof AccountError && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      }
+    },
     authorise: (request, access) => {
       const principal = principalOf(request);
       if (access === 'write') requireWrite(principal);

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { USERNAME } from '../admin/api-schemas.js';
 import type { Actor } from '../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../webhooks/webhook.service.js';
 import type { Alerting } from './alerting.js';
@@ -76,6 +77,11 @@ export interface AccountAlertRoutesOptions extends AlertRoutesOptions {
 /** For `/admin/api`: an operator, checked by `authorise` (which throws to refuse). */
 export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
   readonly authorise: (request: FastifyRequest, access: 'read' | 'write') => Promise<void>;
+  /**
+   * The id of the account named in the path (`/accounts/:username/...`, as every operator route
+   * names accounts), or undefined when there is none.
+   */
+  readonly accountIdOf: (username: string) => Promise<number | undefined>;
 }
 
 /** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
@@ -86,19 +92,24 @@ export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> 
 };
 
 /**
- * `{base}/accounts/:accountId/...` acts on one account's thresholds and endpoints;
- * `{base}/webhooks...` on the operator's own endpoints, told about every account.
+ * `{base}/accounts/:username/...` acts on one account's thresholds and endpoints (the account
+ * named as on every other operator route); `{base}/webhooks...` on the operator's own endpoints,
+ * told about every account.
  */
 export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
   useJsonErrors(app, options.enclosingErrors === true);
   const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
   routes(
     app,
-    '/accounts/:accountId',
+    '/accounts/:username',
     options,
     async (request) => {
       await options.authorise(request, access(request));
-      return { actor: 'operator', accountId: (request.params as { accountId: number }).accountId };
+      const { username } = request.params as { username: string };
+      const accountId = await options.accountIdOf(username);
+      // The plugin's own NOT_FOUND, as for an unknown endpoint id.
+      if (accountId === undefined) throw new WebhookError('NOT_FOUND', `no account named ${username}`);
+      return { actor: 'operator', accountId };
     },
     true,
   );
@@ -123,13 +134,9 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   const tags = [base === '' && withThresholds ? 'account: alerts' : 'admin: alerts'];
   const doc = (summary: string): { tags: string[]; summary: string } => ({ tags, summary });
   const params = (extra: Record<string, unknown>): Record<string, unknown> => {
-    const properties: Record<string, unknown> = { ...extra };
-    const required = Object.keys(extra);
-    if (base.includes(':accountId')) {
-      properties.accountId = { type: 'integer', minimum: 1, maximum: 2_147_483_647 };
-      required.push('accountId');
-    }
-    return { type: 'object', properties, required };
+    const named = base.includes(':username');
+    const properties: Record<string, unknown> = { ...(named ? { username: USERNAME } : {}), ...extra };
+    return { type: 'object', properties, required: Object.keys(properties) };
   };
   const accountOf = async (request: FastifyRequest): Promise<number> => {
     const scope = await scopeOf(request);

@@ -62,10 +62,9 @@ describe.each(ENGINES)('audit rows of alerts, webhooks and test plates on %s', (
 
   it('records an operator’s changes to an account’s alerts and to its own endpoints, as the operator', async () => {
     const root = as(t, await operator(t, 'root'));
-    const bob = (await t.services.accounts.show('bob')).id;
     const own = (await root('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/ops' })).json<{ endpoint: { id: number }; secret: string }>();
-    const bobs = (await root('POST', `/admin/api/accounts/${bob}/webhooks`, { url: 'http://127.0.0.1:9/bob' })).json<{ endpoint: { id: number }; secret: string }>();
-    expect((await root('PUT', `/admin/api/accounts/${bob}/alerts`, { thresholds: [7] })).statusCode).toBe(200);
+    const bobs = (await root('POST', '/admin/api/accounts/bob/webhooks', { url: 'http://127.0.0.1:9/bob' })).json<{ endpoint: { id: number }; secret: string }>();
+    expect((await root('PUT', '/admin/api/accounts/bob/alerts', { thresholds: [7] })).statusCode).toBe(200);
     const rotated = (await root('POST', `/admin/api/webhooks/${own.endpoint.id}/rotate-secret`, {})).json<{ secret: string }>();
     expect((await root('DELETE', `/admin/api/webhooks/${own.endpoint.id}`)).statusCode).toBe(204);
 
