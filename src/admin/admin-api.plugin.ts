@@ -28,7 +28,8 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import type { LoginThrottle, Throttles } from './login-throttle.js';
-import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
+import type { OpenApiCollector } from './openapi-document.js';
+import { registerDocsPage } from '../web/openapi-docs/openapi-docs-page.js';
 import type { User, UserService } from './user.service.js';
 
 export interface AdminApiOptions {
@@ -113,24 +114,6 @@ function requireAuth(app: FastifyInstance, users: UserService, audience: 'operat
 }
 
 /**
- * The documentation page of both APIs' document, with its script and style served from this
- * service (no CDN: it must work offline and under its Content-Security-Policy). Public, like the
- * document itself.
- */
-function registerDocsPage(app: FastifyInstance): void {
-  const page = docsPage('/admin/api/openapi.json', '/admin/api/docs');
-  const assets = { script: docsAsset('script'), style: docsAsset('style') };
-  app.get('/docs', { config: { public: true } }, (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_PAGE_POLICY).header('x-content-type-options', 'nosniff').send(page),
-  );
-  for (const asset of ['script', 'style'] as const) {
-    app.get(`/docs/${DOCS_ASSETS[asset].name}`, { config: { public: true } }, (_request, reply) =>
-      reply.type(DOCS_ASSETS[asset].type).header('x-content-type-options', 'nosniff').send(assets[asset]),
-    );
-  }
-}
-
-/**
  * The operators' API under /admin/api (issue 16): accounts, keys, credits, ledger, usage, users,
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
@@ -139,7 +122,8 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   installErrorHandling(app, '/admin/api');
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
-  registerDocsPage(app);
+  // The documentation page (the JSON interface's page too, src/web/openapi-docs/), public like the document.
+  registerDocsPage(app, { title: 'vehicle-lookup admin and account API', documentUrl: '/admin/api/openapi.json', route: '/docs', assetRoute: '/docs', assetUrl: '/admin/api/docs', config: { public: true } });
   limitRequests(app, options.throttles.requests, 'admin');
   requireAuth(app, options.users, 'operator');
   registerSessionRoutes(app, options.users, options.throttles.login, 'operator', 'admin: session');
