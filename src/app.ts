@@ -153,6 +153,9 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
             onRateLimitFallback: () => {
               metrics.rateLimitFallbacks.inc();
             },
+            onThrottleFallback: () => {
+              metrics.throttleFallbacks.inc();
+            },
           },
         );
   if (redis) app.addHook('onClose', async () => redis.close());
@@ -180,7 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       operations: new Set(config.anonymous.operations),
       limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },
     },
-    ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, sharedCache: redis.sharedCache } : {}),
+    ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, throttleCounters: redis.throttleCounters, sharedCache: redis.sharedCache } : {}),
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.
   services.alerting.start();
@@ -245,7 +248,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage, lookupStats, signup: config.signup };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), lookupStats, signup: config.signup, throttles: services.throttles };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

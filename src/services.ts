@@ -6,6 +6,8 @@ import { DEFAULT_ALERT_CONFIG, type AlertConfig } from './alerts/alert-config.js
 import { createAlerting, type Alerting, type WarnLog } from './alerts/alerting.js';
 import { ApiKeyRepository } from './accounts/api-key.repository.js';
 import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
+import { DEFAULT_LOGIN_LIMITS, InProcessThrottleCounters, LoginThrottle, RequestLimiter, type ThrottleCounters, type Throttles } from './admin/login-throttle.js';
+import { StoreThrottleCounters } from './admin/store-throttle-counters.js';
 import { UserService } from './admin/user.service.js';
 import { AuditLog, type Actor } from './audit/audit-log.js';
 import { Catalogue, withCosts } from './catalogue/catalogue.js';
@@ -55,6 +57,11 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly vin?: VinConfig;
   /** Where rate-limit counts live (Redis); default: this process. */
   readonly rateCounters?: RateCounters;
+  /**
+   * Where the login throttle and the admin/account/console request limit count (Redis); default:
+   * failed logins in the store (shared by the instances on one database), requests in this process.
+   */
+  readonly throttleCounters?: ThrottleCounters;
   /** Limits of accounts without their own (RATE_LIMIT_PER_SECOND / RATE_LIMIT_PER_DAY). */
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
@@ -95,6 +102,8 @@ export interface Services extends CoreServices {
   readonly sharedCache: SharedCache | undefined;
   /** Low-credit alerts and webhooks; the server starts their loops (`alerting.start()`), `close` stops them. */
   readonly alerting: Alerting;
+  /** The login throttle and request limit of the admin and account APIs and the console. */
+  readonly throttles: Throttles;
   /** Stops what the services started (alert loops, the offline VIN database); the storage is closed by its owner. */
   close(): Promise<void>;
 }
@@ -135,7 +144,7 @@ function buildCore(storage: Storage, options: CoreServiceOptions): Core {
     storage,
     catalogue,
     records,
-    testPlates: new TestPlates(records, changes.current),
+    testPlates: new TestPlates(records, changes.current, storage, audit, options.clock),
     accounts,
     audit,
     users: new UserService(storage, options.clock, audit, accounts, options.actor),
@@ -157,6 +166,22 @@ const NO_UPSTREAM_PROVIDERS: ProviderConfig = { disabled: [] };
 const VIN_OFF: VinConfig = { enabled: false, databasePath: '', explicitPath: false };
 
 const DEFAULT_IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+/** Requests per minute per caller on each of the admin API, the account API and the console. */
+const API_REQUESTS_PER_MINUTE = 600;
+
+/**
+ * The one place that chooses where the throttles count (issue 16): with Redis, both in Redis
+ * (every instance shares them; in-process while Redis does not answer). Without it, failed logins
+ * in the store, so the instances on one database share them too, and the request limit in this
+ * process (each instance allows it on its own: a request budget, not a guard against guessing).
+ */
+function createThrottles(storage: Storage, options: ServiceOptions): Throttles {
+  const now = (): number => options.clock.now().getTime();
+  return {
+    login: new LoginThrottle(options.throttleCounters ?? new StoreThrottleCounters(storage, options.clock), DEFAULT_LOGIN_LIMITS),
+    requests: new RequestLimiter(options.throttleCounters ?? new InProcessThrottleCounters(now), API_REQUESTS_PER_MINUTE),
+  };
+}
 
 /** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
 export function createServices(storage: Storage, options: ServiceOptions): Services {
@@ -177,7 +202,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       vinOffline: vin.provider,
     }),
   ];
-  const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, options.alertLog);
+  const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
   const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,
@@ -209,6 +234,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     pipeline,
     sharedCache: options.sharedCache,
     alerting,
+    throttles: createThrottles(storage, options),
     close: async () => {
       await alerting.close();
       await keyUsage.flush();

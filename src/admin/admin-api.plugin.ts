@@ -9,7 +9,6 @@ import { addTestPlate, removeTestPlate, TestPlateError } from '../datasets/test-
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
-import type { Storage } from '../storage/create-database.js';
 import type { SignupConfig } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
@@ -30,9 +29,10 @@ import {
   USERNAME,
   usernameParams,
 } from './api-schemas.js';
-import { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import type { LoginThrottle, Throttles } from './login-throttle.js';
 import { registerOverviewRoutes } from './overview-routes.js';
-import { DOCS_ASSETS, DOCS_PAGE_POLICY, docsAsset, docsPage, type OpenApiCollector } from './openapi-document.js';
+import type { OpenApiCollector } from './openapi-document.js';
+import { registerDocsPage } from '../web/openapi-docs/openapi-docs-page.js';
 import { registerSignupRoute } from './signup.routes.js';
 import type { User, UserService } from './user.service.js';
 
@@ -42,8 +42,8 @@ export interface AdminApiOptions {
   readonly audit: AuditLog;
   readonly db: ConstructorParameters<typeof LedgerQueries>[0];
   readonly clock: Clock;
-  /** Requests per minute per caller on each API (login attempts have their own throttle). */
-  readonly requestsPerMinute?: number;
+  /** The login throttle and the per-caller request limit, shared by both APIs and the console (createServices). */
+  readonly throttles: Throttles;
   /** Public base URL for invite links; default: from the request. */
   readonly baseUrl?: string | undefined;
   /** Collects both APIs' routes for the OpenAPI document (served by the admin API). */
@@ -56,8 +56,6 @@ export interface AdminApiOptions {
   readonly catalogue: Catalogue;
   /** The upstream providers' status, as /readyz shows it. */
   readonly providers: () => Record<string, ProviderStatus>;
-  /** For the audit row of a change that has no transaction of its own (test plates). */
-  readonly storage: Pick<Storage, 'transaction'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
@@ -124,38 +122,19 @@ function requireAuth(app: FastifyInstance, users: UserService, audience: 'operat
 }
 
 /**
- * The documentation page of both APIs' document, with its script and style served from this
- * service (no CDN: it must work offline and under its Content-Security-Policy). Public, like the
- * document itself.
- */
-function registerDocsPage(app: FastifyInstance): void {
-  const page = docsPage('/admin/api/openapi.json', '/admin/api/docs');
-  const assets = { script: docsAsset('script'), style: docsAsset('style') };
-  app.get('/docs', { config: { public: true } }, (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', DOCS_PAGE_POLICY).header('x-content-type-options', 'nosniff').send(page),
-  );
-  for (const asset of ['script', 'style'] as const) {
-    app.get(`/docs/${DOCS_ASSETS[asset].name}`, { config: { public: true } }, (_request, reply) =>
-      reply.type(DOCS_ASSETS[asset].type).header('x-content-type-options', 'nosniff').send(assets[asset]),
-    );
-  }
-}
-
-/**
  * The operators' API under /admin/api (issue 16): accounts, keys, credits, ledger, usage, users,
  * operator tokens and the audit log. Viewers and read tokens read; admins and write tokens change.
  */
 export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
-  const now = () => options.clock.now().getTime();
-  const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
-  registerDocsPage(app);
-  limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
+  // The documentation page (the JSON interface's page too, src/web/openapi-docs/), public like the document.
+  registerDocsPage(app, { title: 'vehicle-lookup admin and account API', documentUrl: '/admin/api/openapi.json', route: '/docs', assetRoute: '/docs', assetUrl: '/admin/api/docs', config: { public: true } });
+  limitRequests(app, options.throttles.requests, 'admin');
   requireAuth(app, options.users, 'operator');
-  registerSessionRoutes(app, options.users, throttle, 'operator', 'admin: session');
+  registerSessionRoutes(app, options.users, options.throttles.login, 'operator', 'admin: session');
   const accounts = (request: FastifyRequest) => options.accounts.withActor(actorOf(principalOf(request), request));
   const users = (request: FastifyRequest) => options.users.withActor(actorOf(principalOf(request), request));
   const TAG = 'admin: accounts';
@@ -309,7 +288,6 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
       throw error.code === 'NOT_FOUND' ? new ApiError(404, 'not-found', error.message) : new ApiError(400, 'invalid-request', `body: ${error.message}`, 'values');
     }
   };
-
   app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
     plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
   }));
@@ -329,6 +307,15 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,
+    actorOf: (request) => actorOf(principalOf(request), request),
+    accountIdOf: async (username) => {
+      try {
+        return (await options.accounts.show(username)).id;
+      } catch (error) {
+        if (error instanceof AccountError && error.code === 'NOT_FOUND') return undefined;
+        throw error;
+      }
+    },
     authorise: (request, access) => {
       const principal = principalOf(request);
       if (access === 'write') requireWrite(principal);
@@ -339,14 +326,12 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
 /** The customers' API under /account/api: their own account only (it comes from the session). */
 export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
-  const now = () => options.clock.now().getTime();
-  const throttle = new LoginThrottle(now);
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
   options.openApi.collect(app);
-  limitRequests(app, new RequestLimiter(now, options.requestsPerMinute ?? 600));
+  limitRequests(app, options.throttles.requests, 'account');
   requireAuth(app, options.users, 'customer');
-  registerSessionRoutes(app, options.users, throttle, 'customer', 'account: session');
+  registerSessionRoutes(app, options.users, options.throttles.login, 'customer', 'account: session');
   registerSignupRoute(app, { users: options.users, signup: options.signup, describeUser });
   const own = async (request: FastifyRequest) => {
     const { user } = principalOf(request);
@@ -359,6 +344,7 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
   await app.register(accountAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,
+    actorOf: (request) => actorOf(principalOf(request), request),
     resolveAccountId: (request) => {
       const principal = principalOf(request);
       if (request.method !== 'GET') requireWrite(principal);

@@ -132,12 +132,15 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: 'not-found', message: `no route ${request.method} ${request.url.split('?', 1)[0] ?? prefix}` }));
 }
 
-/** Counts every request against its caller's per-minute limit (session, token or address). */
-export function limitRequests(app: FastifyInstance, limiter: RequestLimiter): void {
-  app.addHook('onRequest', (request, _reply, done) => {
+/**
+ * Counts every request of the scope against its caller's per-minute limit (session, token or
+ * address) on `surface` (each API and the console has its own budget).
+ */
+export function limitRequests(app: FastifyInstance, limiter: RequestLimiter, surface: 'admin' | 'account' | 'console'): void {
+  app.addHook('onRequest', async (request) => {
     const caller = readCookie(request, SESSION_COOKIE) ?? request.headers.authorization ?? request.ip;
-    const wait = limiter.take(caller.slice(0, 128));
-    done(wait > 0 ? new ApiError(429, 'rate-limited', `too many requests; retry in ${wait} s`, undefined, wait) : undefined);
+    const wait = await limiter.take(surface, caller.slice(0, 512));
+    if (wait > 0) throw new ApiError(429, 'rate-limited', `too many requests; retry in ${wait} s`, undefined, wait);
   });
 }
 
@@ -150,14 +153,12 @@ export async function login(
   audience: 'operator' | 'customer',
 ): Promise<{ user: User; csrfToken: string; expiresAt: string }> {
   const { username, password } = request.body;
-  const wait = throttle.retryAfter(username, request.ip);
+  // Counted before the password is checked (LoginThrottle), given back when it is right.
+  const wait = await throttle.attempt(username, request.ip);
   if (wait > 0) throw new ApiError(429, 'rate-limited', `too many failed logins; retry in ${wait} s`, undefined, wait);
   const user = await users.verifyLogin(username, password);
-  if (!user || (audience === 'operator') !== (user.accountId === null)) {
-    throttle.fail(username, request.ip);
-    throw new ApiError(401, 'unauthorized', 'wrong user name or password');
-  }
-  throttle.succeed(username);
+  if (!user || (audience === 'operator') !== (user.accountId === null)) throw new ApiError(401, 'unauthorized', 'wrong user name or password');
+  await throttle.succeeded(username, request.ip);
   const session = await users.startSession(user, request.ip);
   void reply.header('set-cookie', sessionCookie(request, session.sessionId, 12 * 3600)).header('cache-control', 'no-store');
   return { user, csrfToken: session.csrfToken, expiresAt: session.expiresAt };

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { errorResponse, type Schema } from './api-schemas.js';
 
@@ -86,42 +85,4 @@ export class OpenApiCollector {
     const { properties = {}, required = [] } = schema as { properties?: Record<string, Schema>; required?: string[] };
     return Object.entries(properties).map(([name, property]) => ({ name, in: where, required: where === 'path' || required.includes(name), schema: property }));
   }
-}
-
-/** The page's script and style, files of this project (docs-page/), served beside the page. */
-export const DOCS_ASSETS = {
-  script: { name: 'admin-docs.js', type: 'text/javascript; charset=utf-8' },
-  style: { name: 'admin-docs.css', type: 'text/css; charset=utf-8' },
-} as const;
-
-/** The text of one of the page's assets, read once at start-up. */
-export function docsAsset(asset: keyof typeof DOCS_ASSETS): string {
-  return readFileSync(new URL(`./docs-page/${DOCS_ASSETS[asset].name}`, import.meta.url), 'utf8');
-}
-
-/**
- * The page loads only its own script and style from this origin and talks only to it: no inline
- * code and no CDN, so it works where the Internet is out of reach, under this policy.
- */
-export const DOCS_PAGE_POLICY =
-  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-/** The documentation page of the document at `documentUrl`; its assets are under `${assetBase}/`. */
-export function docsPage(documentUrl: string, assetBase: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>vehicle-lookup admin and account API</title>
-<link rel="stylesheet" href="${assetBase}/${DOCS_ASSETS.style.name}">
-<script src="${assetBase}/${DOCS_ASSETS.script.name}" defer></script>
-</head>
-<body>
-<main id="api-docs" data-url="${documentUrl}">
-<p>Loading the API description from <a href="${documentUrl}">${documentUrl}</a>; this page needs JavaScript.</p>
-</main>
-</body>
-</html>
-`;
 }

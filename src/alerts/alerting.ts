@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import type { Storage } from '../storage/create-database.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
@@ -25,7 +26,7 @@ export interface Alerting {
   close(): Promise<void>;
 }
 
-export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'skipLocked'>, clock: Clock, config: AlertConfig, log?: WarnLog): Alerting {
+export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'skipLocked'>, clock: Clock, config: AlertConfig, audit: AuditLog, log?: WarnLog): Alerting {
   const repository = new WebhookRepository(storage);
   const dispatcher = new WebhookDispatcher(repository, storage, clock, {
     retryScheduleMs: config.retryScheduleMs,
@@ -35,12 +36,13 @@ export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'sk
     ...(log ? { log } : {}),
   });
   const webhooks = new WebhookService(storage, repository, clock, {
+    audit,
     allowPrivateUrls: config.allowPrivateUrls,
     onEnqueued: () => {
       dispatcher.wake();
     },
   });
-  const alerts = new CreditAlerts(storage, webhooks, clock, { defaults: config.alertThresholds, ...(log ? { log } : {}) });
+  const alerts = new CreditAlerts(storage, webhooks, clock, { defaults: config.alertThresholds, audit, ...(log ? { log } : {}) });
   const sweeper = new CreditAlertSweeper(alerts, config.sweepMs, log);
   return {
     alerts,

@@ -1,4 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { USERNAME } from '../admin/api-schemas.js';
+import type { Actor } from '../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../webhooks/webhook.service.js';
 import type { Alerting } from './alerting.js';
 import { CreditAlertError, MAX_THRESHOLD, MAX_THRESHOLDS } from './credit-alerts.js';
@@ -56,6 +58,8 @@ export type ScopeResolver = (request: FastifyRequest) => Promise<WebhookScope>;
 
 export interface AlertRoutesOptions {
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
+  /** Who the audit log names for a change the request makes (called once the request is authorised). */
+  readonly actorOf: (request: FastifyRequest) => Actor;
   /**
    * When registered inside an API that has its own error handler (the admin and account APIs),
    * errors these routes do not own (not logged in, CSRF, role, rate limit, internal) are passed to
@@ -73,6 +77,11 @@ export interface AccountAlertRoutesOptions extends AlertRoutesOptions {
 /** For `/admin/api`: an operator, checked by `authorise` (which throws to refuse). */
 export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
   readonly authorise: (request: FastifyRequest, access: 'read' | 'write') => Promise<void>;
+  /**
+   * The id of the account named in the path (`/accounts/:username/...`, as every operator route
+   * names accounts), or undefined when there is none.
+   */
+  readonly accountIdOf: (username: string) => Promise<number | undefined>;
 }
 
 /** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
@@ -83,19 +92,24 @@ export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> 
 };
 
 /**
- * `{base}/accounts/:accountId/...` acts on one account's thresholds and endpoints;
- * `{base}/webhooks...` on the operator's own endpoints, told about every account.
+ * `{base}/accounts/:username/...` acts on one account's thresholds and endpoints (the account
+ * named as on every other operator route); `{base}/webhooks...` on the operator's own endpoints,
+ * told about every account.
  */
 export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
   useJsonErrors(app, options.enclosingErrors === true);
   const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
   routes(
     app,
-    '/accounts/:accountId',
+    '/accounts/:username',
     options,
     async (request) => {
       await options.authorise(request, access(request));
-      return { actor: 'operator', accountId: (request.params as { accountId: number }).accountId };
+      const { username } = request.params as { username: string };
+      const accountId = await options.accountIdOf(username);
+      // The plugin's own NOT_FOUND, as for an unknown endpoint id.
+      if (accountId === undefined) throw new WebhookError('NOT_FOUND', `no account named ${username}`);
+      return { actor: 'operator', accountId };
     },
     true,
   );
@@ -114,17 +128,15 @@ export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions
 
 function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions, scopeOf: ScopeResolver, withThresholds: boolean): void {
   const { alerts, webhooks } = options.alerting;
+  // Changes are recorded as the caller's (each in its own transaction, by the services).
+  const changing = (request: FastifyRequest) => webhooks.withActor(options.actorOf(request));
   // For the OpenAPI document of the API these routes are registered in.
   const tags = [base === '' && withThresholds ? 'account: alerts' : 'admin: alerts'];
   const doc = (summary: string): { tags: string[]; summary: string } => ({ tags, summary });
   const params = (extra: Record<string, unknown>): Record<string, unknown> => {
-    const properties: Record<string, unknown> = { ...extra };
-    const required = Object.keys(extra);
-    if (base.includes(':accountId')) {
-      properties.accountId = { type: 'integer', minimum: 1, maximum: 2_147_483_647 };
-      required.push('accountId');
-    }
-    return { type: 'object', properties, required };
+    const named = base.includes(':username');
+    const properties: Record<string, unknown> = { ...(named ? { username: USERNAME } : {}), ...extra };
+    return { type: 'object', properties, required: Object.keys(properties) };
   };
   const accountOf = async (request: FastifyRequest): Promise<number> => {
     const scope = await scopeOf(request);
@@ -153,7 +165,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
           },
         },
       },
-      async (request) => alerts.setThresholds(await accountOf(request), request.body.thresholds),
+      async (request) => alerts.setThresholds(await accountOf(request), request.body.thresholds, options.actorOf(request)),
     );
   }
 
@@ -162,7 +174,8 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
     `${base}/webhooks`,
     { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), params: params({}), body: { type: 'object', properties: endpointFields, required: ['url'], additionalProperties: NO_OTHER_FIELDS } } },
     async (request, reply) => {
-      const created = await webhooks.create(await scopeOf(request), request.body);
+      const scope = await scopeOf(request);
+      const created = await changing(request).create(scope, request.body);
       return reply.code(201).send(created);
     },
   );
@@ -172,10 +185,14 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   app.patch<{ Params: IdParams; Body: EndpointBody }>(
     `${base}/webhooks/:id`,
     { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { type: 'object', properties: endpointFields, minProperties: 1, additionalProperties: NO_OTHER_FIELDS } } },
-    async (request) => webhooks.update(await scopeOf(request), request.params.id, request.body),
+    async (request) => {
+      const scope = await scopeOf(request);
+      return changing(request).update(scope, request.params.id, request.body);
+    },
   );
   app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), params: params(idParams.properties) } }, async (request, reply) => {
-    await webhooks.remove(await scopeOf(request), request.params.id);
+    const scope = await scopeOf(request);
+    await changing(request).remove(scope, request.params.id);
     return reply.code(204).send();
   });
   app.post<{ Params: IdParams; Body: { graceSeconds?: number } | undefined }>(
@@ -190,10 +207,14 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
         },
       },
     },
-    async (request) => webhooks.rotateSecret(await scopeOf(request), request.params.id, request.body?.graceSeconds ?? 24 * 3600),
+    async (request) => {
+      const scope = await scopeOf(request);
+      return changing(request).rotateSecret(scope, request.params.id, request.body?.graceSeconds ?? 24 * 3600);
+    },
   );
   app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), params: params(idParams.properties) } }, async (request, reply) => {
-    const message = await webhooks.sendTest(await scopeOf(request), request.params.id);
+    const scope = await scopeOf(request);
+    const message = await changing(request).sendTest(scope, request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
   });
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Db, Tx } from '../storage/database.js';
@@ -56,6 +57,8 @@ export function normaliseThresholds(values: readonly number[]): number[] {
 export interface CreditAlertsOptions {
   /** Thresholds of accounts without their own (CREDIT_ALERT_THRESHOLDS). */
   readonly defaults: readonly number[];
+  /** Where threshold changes are recorded, in the change's own transaction (issue 16). */
+  readonly audit: AuditLog;
   readonly log?: { warn(message: string, error?: unknown): void };
 }
 
@@ -161,17 +164,19 @@ export class CreditAlerts {
   }
 
   /**
-   * Sets the account's own thresholds (null: back to the server default). Thresholds that no
-   * longer exist lose their fired mark. Takes effect at once on this instance, and on the others
-   * at their next sweep (their lookups compare with the thresholds they hold until then; the
-   * sweep reads the ledger with the new ones).
+   * Sets the account's own thresholds (null: back to the server default), recorded in the audit
+   * log as `actor`'s change in the same transaction. Thresholds that no longer exist lose their
+   * fired mark. Takes effect at once on this instance, and on the others at their next sweep (their
+   * lookups compare with the thresholds they hold until then; the sweep reads the ledger with the
+   * new ones).
    */
-  async setThresholds(accountId: number, values: readonly number[] | null): Promise<AlertThresholds> {
+  async setThresholds(accountId: number, values: readonly number[] | null, actor: Actor = SYSTEM_ACTOR): Promise<AlertThresholds> {
     const thresholds = values === null ? null : normaliseThresholds(values);
     const now = this.clock.now().toISOString();
     await this.storage.transaction(async (tx) => {
-      const account = await tx.db.selectFrom('accounts').select('id').where('id', '=', accountId).executeTakeFirst();
+      const account = await tx.db.selectFrom('accounts').select(['id', 'username']).where('id', '=', accountId).executeTakeFirst();
       if (!account) throw new CreditAlertError('NOT_FOUND', `no account ${accountId}`);
+      const own = await tx.db.selectFrom('credit_alert_settings').select('thresholds').where('account_id', '=', accountId).executeTakeFirst();
       if (thresholds === null) {
         await tx.db.deleteFrom('credit_alert_settings').where('account_id', '=', accountId).execute();
       } else {
@@ -185,6 +190,13 @@ export class CreditAlerts {
       let stale = tx.db.deleteFrom('credit_alert_fired').where('account_id', '=', accountId);
       if (kept.length > 0) stale = stale.where('threshold', 'not in', kept);
       await stale.execute();
+      await this.options.audit.record(tx, actor, {
+        action: thresholds === null ? 'alerts.reset' : 'alerts.set',
+        targetKind: 'account',
+        target: account.username,
+        before: own ? { thresholds: JSON.parse(own.thresholds) as number[], custom: true } : { thresholds: this.defaults, custom: false },
+        after: { thresholds: kept, custom: thresholds !== null },
+      });
     });
     if (thresholds === null) this.custom.delete(accountId);
     else this.custom.set(accountId, thresholds);

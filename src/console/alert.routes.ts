@@ -3,7 +3,8 @@ import type { AccountService } from '../accounts/account.service.js';
 import { AccountError } from '../accounts/account.service.js';
 import type { Alerting } from '../alerts/alerting.js';
 import { CreditAlertError } from '../alerts/credit-alerts.js';
-import { requireWrite, type Principal } from '../admin/api-auth.js';
+import { actorOf, requireWrite, type Principal } from '../admin/api-auth.js';
+import type { Actor } from '../audit/audit-log.js';
 import { int, object, str, USERNAME, type Schema } from '../admin/api-schemas.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../webhooks/webhook.service.js';
 import { alertsPage, endpointPage, eventField, webhookSecretPage, type AlertsInput, type AlertScopeView, type AlertsTyped } from './alert-pages.js';
@@ -131,10 +132,11 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
     const idParams = object({ ...s.params, id: ID }, [...Object.keys(s.params), 'id']);
 
     /** The session's user and the scope; writes need a writer (members and viewers only read). */
-    const enter = async (request: FastifyRequest, write: boolean): Promise<{ viewer: Viewer; resolved: Resolved }> => {
+    /** The signed-in viewer, whose alerts the request is about, and who acts (named in the audit rows). */
+    const enter = async (request: FastifyRequest, write: boolean): Promise<{ viewer: Viewer; resolved: Resolved; actor: Actor }> => {
       const { principal, viewer } = await ctx.signIn(request, s.audience);
       if (write) requireWrite(principal);
-      return { viewer, resolved: await s.resolve(principal, request) };
+      return { viewer, resolved: await s.resolve(principal, request), actor: actorOf(principal, request) };
     };
 
     const overview = async (reply: FastifyReply, viewer: Viewer, resolved: Resolved, extra: Pick<AlertsInput, 'notice' | 'error' | 'typed'>, status = 200) => {
@@ -155,12 +157,12 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
 
     if (s.thresholds) {
       app.post<{ Body: { thresholds?: string } }>(`${s.page}/thresholds`, { schema: { ...params, body: ctx.form({ thresholds: str(200) }) } }, async (request, reply) => {
-        const { viewer, resolved } = await enter(request, true);
+        const { viewer, resolved, actor } = await enter(request, true);
         const typed: AlertsTyped = { thresholds: request.body.thresholds ?? '' };
         const values = parseThresholds(request.body.thresholds);
         if (values === undefined) return overview(reply, viewer, resolved, { typed, error: { form: 'thresholds', text: 'Thresholds are whole numbers of credits separated by commas, e.g. 100, 20, 0.' } }, 400);
         try {
-          await alerts.setThresholds(accountOf(resolved), values);
+          await alerts.setThresholds(accountOf(resolved), values, actor);
         } catch (error) {
           if (error instanceof CreditAlertError && error.code === 'INVALID') return overview(reply, viewer, resolved, { typed, error: { form: 'thresholds', text: `Not saved: ${error.message}.` } }, 400);
           throw error;
@@ -168,8 +170,8 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
         return reply.redirect(`${resolved.view.paths.page}?done=thresholds-saved`, 303);
       });
       app.post(`${s.page}/thresholds/reset`, { schema: { ...params, body: ctx.form({}) } }, async (request, reply) => {
-        const { resolved } = await enter(request, true);
-        await alerts.setThresholds(accountOf(resolved), null);
+        const { resolved, actor } = await enter(request, true);
+        await alerts.setThresholds(accountOf(resolved), null, actor);
         return reply.redirect(`${resolved.view.paths.page}?done=thresholds-reset`, 303);
       });
     }
@@ -179,13 +181,13 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
       s.endpoints,
       { schema: { ...params, body: ctx.form({ url: str(2048, { minLength: 1 }), description: str(500), ...eventFields }, ['url']) } },
       async (request, reply) => {
-        const { viewer, resolved } = await enter(request, true);
+        const { viewer, resolved, actor } = await enter(request, true);
         const url = request.body.url ?? '';
         const events = EVENT_TYPES.filter((type) => request.body[eventField(type)] === 'true');
         const description = request.body.description;
         let created;
         try {
-          created = await webhooks.create(resolved.scope, { url, description, events });
+          created = await webhooks.withActor(actor).create(resolved.scope, { url, description, events });
         } catch (error) {
           if (error instanceof WebhookError && error.code === 'INVALID') {
             return overview(reply, viewer, resolved, { typed: { url, description, events }, error: { form: 'register', text: `Not registered: ${error.message}.` } }, 400);
@@ -210,8 +212,8 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
       `${s.endpoints}/:id/enabled`,
       { schema: { params: idParams, body: ctx.form({ enabled: { type: 'boolean' } }, ['enabled']) } },
       async (request, reply) => {
-        const { resolved } = await enter(request, true);
-        await webhooks.update(resolved.scope, request.params.id, { enabled: request.body.enabled });
+        const { resolved, actor } = await enter(request, true);
+        await webhooks.withActor(actor).update(resolved.scope, request.params.id, { enabled: request.body.enabled });
         return reply.redirect(`${endpointHref(resolved, request.params.id)}?done=${request.body.enabled ? 'enabled' : 'disabled'}`, 303);
       },
     );
@@ -220,8 +222,8 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
       `${s.endpoints}/:id/rotate`,
       { schema: { params: idParams, body: ctx.form({ graceSeconds: int(0, MAX_ROTATION_GRACE_SECONDS) }, ['graceSeconds']) } },
       async (request, reply) => {
-        const { viewer, resolved } = await enter(request, true);
-        const { endpoint, secret } = await webhooks.rotateSecret(resolved.scope, request.params.id, request.body.graceSeconds);
+        const { viewer, resolved, actor } = await enter(request, true);
+        const { endpoint, secret } = await webhooks.withActor(actor).rotateSecret(resolved.scope, request.params.id, request.body.graceSeconds);
         const text =
           endpoint.previousSecretUntil === null
             ? 'This is the new signing secret; the old one no longer signs.'
@@ -231,14 +233,14 @@ export function registerAlertPages(app: FastifyInstance, ctx: ConsoleContext, de
     );
 
     app.post<{ Params: { id: number } }>(`${s.endpoints}/:id/test`, { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {
-      const { resolved } = await enter(request, true);
-      await webhooks.sendTest(resolved.scope, request.params.id);
+      const { resolved, actor } = await enter(request, true);
+      await webhooks.withActor(actor).sendTest(resolved.scope, request.params.id);
       return reply.redirect(`${endpointHref(resolved, request.params.id)}?done=test-sent`, 303);
     });
 
     app.post<{ Params: { id: number } }>(`${s.endpoints}/:id/delete`, { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {
-      const { resolved } = await enter(request, true);
-      await webhooks.remove(resolved.scope, request.params.id);
+      const { resolved, actor } = await enter(request, true);
+      await webhooks.withActor(actor).remove(resolved.scope, request.params.id);
       return reply.redirect(`${resolved.view.paths.page}?done=deleted`, 303);
     });
   }

@@ -4,7 +4,7 @@ import type { Account } from '../accounts/account.js';
 import { LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
-import { LoginThrottle, RequestLimiter } from '../admin/login-throttle.js';
+import type { Throttles } from '../admin/login-throttle.js';
 import { UserError, type UserService } from '../admin/user.service.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
@@ -52,8 +52,8 @@ export interface ConsoleOptions {
   readonly baseUrl?: string | undefined;
   /** The SOAP services the front page links to. */
   readonly services: readonly ServiceLink[];
-  /** Requests per minute per caller (as the API's); default 600. */
-  readonly requestsPerMinute?: number;
+  /** The login throttle and per-caller request limit, shared with the APIs (createServices). */
+  readonly throttles: Throttles;
   /** The customer's "Try it" page: the operations, the lookup pipeline and each operation's XML namespace. */
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
@@ -62,8 +62,6 @@ export interface ConsoleOptions {
   readonly alerting: AlertPagesDeps['alerting'];
   /** The free test plates (the admin API's service). */
   readonly testPlates: TestPlatePagesDeps['testPlates'];
-  /** For the audit row of a test plate change. */
-  readonly storage: TestPlatePagesDeps['storage'];
   /** Self-service sign-up (SIGNUP_*): its page, and the links to it while it is on. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance, for the operator overview. */
@@ -116,7 +114,6 @@ function describeError(error: FastifyError): { status: number; text: string } {
  * decides nothing itself: a viewer's buttons are hidden, and requireWrite refuses the write anyway.
  */
 export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) => {
-  const throttle = new LoginThrottle(() => options.clock.now().getTime());
   const ledger = new LedgerQueries(options.db);
   const viewers = new WeakMap<FastifyRequest, { principal: Principal; viewer: Viewer }>();
 
@@ -135,7 +132,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     done();
   });
   // The same per-caller budget as the API (session, else address): pages read several tables.
-  limitRequests(app, new RequestLimiter(() => options.clock.now().getTime(), options.requestsPerMinute ?? 600));
+  limitRequests(app, options.throttles.requests, 'console');
   app.addHook('onSend', (request, reply, payload, done) => {
     securePage(request, reply, { cache: request.url === '/' ? 'public' : 'private' });
     done(null, payload);
@@ -218,7 +215,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
     let user;
     try {
-      ({ user } = await login(request, reply, options.users, throttle, audience));
+      ({ user } = await login(request, reply, options.users, options.throttles.login, audience));
     } catch (error) {
       if (error instanceof ApiError && error.status === 401) return html200(reply, loginPage({ error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
       throw error;

@@ -177,16 +177,19 @@ export class RecordRepository {
     return row !== undefined;
   }
 
-  async addTestPlate(operation: string, lookupKey: string, createdAt: string): Promise<void> {
-    await this.db
+  /** Makes a plate free, in the caller's transaction (with its audit row); false when it already was. */
+  async addTestPlate(tx: Tx, operation: string, lookupKey: string, createdAt: string): Promise<boolean> {
+    const result = await tx.db
       .insertInto('test_plates')
       .values({ operation, lookup_key: lookupKey, created_at: createdAt })
       .onConflict((oc) => oc.columns(['operation', 'lookup_key']).doNothing())
-      .execute();
+      .executeTakeFirst();
+    return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
   }
 
-  async removeTestPlate(operation: string, lookupKey: string): Promise<boolean> {
-    const result = await this.db
+  /** Makes a test plate cost again, in the caller's transaction; false when it was none. */
+  async removeTestPlate(tx: Tx, operation: string, lookupKey: string): Promise<boolean> {
+    const result = await tx.db
       .deleteFrom('test_plates')
       .where('operation', '=', operation)
       .where('lookup_key', '=', lookupKey)

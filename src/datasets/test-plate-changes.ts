@@ -1,7 +1,5 @@
-import type { Actor, AuditLog } from '../audit/audit-log.js';
+import type { Actor } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
-import type { Clock } from '../shared/clock.js';
-import type { Storage } from '../storage/create-database.js';
 import { testPlateKey } from './test-plate-key.js';
 import type { TestPlates } from './test-plates.js';
 
@@ -22,13 +20,10 @@ export class TestPlateError extends Error {
   }
 }
 
-/** What a change of the test plates needs: the same service lookups read, and the audit log. */
+/** What a change of the test plates needs: the catalogue (to normalise) and the service lookups read. */
 export interface TestPlateChangeDeps {
   readonly catalogue: Catalogue;
   readonly testPlates: Pick<TestPlates, 'add' | 'remove'>;
-  readonly audit: Pick<AuditLog, 'record'>;
-  readonly storage: Pick<Storage, 'transaction'>;
-  readonly clock: Clock;
 }
 
 function plateOf(catalogue: Catalogue, operation: string, values: readonly string[]): TestPlate {
@@ -39,24 +34,18 @@ function plateOf(catalogue: Catalogue, operation: string, values: readonly strin
 
 /**
  * The one way an operator changes the test plates through the admin API or the console: the key
- * values normalised as a lookup normalises them, the change, and its audit row. The plate's own
- * write has no transaction to share yet, so its audit row follows it in one of its own.
+ * values normalised as a lookup normalises them, then the change, which TestPlates writes with its
+ * audit row in one transaction. Adding a plate that is free already changes and records nothing.
  */
 export async function addTestPlate(deps: TestPlateChangeDeps, actor: Actor, operation: string, values: readonly string[]): Promise<TestPlate> {
   const plate = plateOf(deps.catalogue, operation, values);
-  await deps.testPlates.add(plate.operation, plate.key, deps.clock.now().toISOString());
-  await audit(deps, actor, 'test-plate.add', plate);
+  await deps.testPlates.add(plate.operation, plate.key, actor);
   return plate;
 }
 
 /** Makes a test plate cost credits again; NOT_FOUND when it was not one. */
 export async function removeTestPlate(deps: TestPlateChangeDeps, actor: Actor, operation: string, values: readonly string[]): Promise<TestPlate> {
   const plate = plateOf(deps.catalogue, operation, values);
-  if (!(await deps.testPlates.remove(plate.operation, plate.key))) throw new TestPlateError('NOT_FOUND', `${plate.operation} ${plate.key} is not a test plate`);
-  await audit(deps, actor, 'test-plate.remove', plate);
+  if (!(await deps.testPlates.remove(plate.operation, plate.key, actor))) throw new TestPlateError('NOT_FOUND', `${plate.operation} ${plate.key} is not a test plate`);
   return plate;
-}
-
-function audit(deps: TestPlateChangeDeps, actor: Actor, action: string, plate: TestPlate): Promise<void> {
-  return deps.storage.transaction((tx) => deps.audit.record(tx, actor, { action, targetKind: 'test-plate', target: `${plate.operation} ${plate.key}` }));
 }

@@ -1,5 +1,8 @@
+import type { Actor, AuditLog } from '../audit/audit-log.js';
+import type { Clock } from '../shared/clock.js';
 import { VersionedCache } from '../shared/versioned-cache.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
+import type { Storage } from '../storage/create-database.js';
 import type { RecordRepository } from './record.repository.js';
 
 /** The one entry of the cache: the whole list, as `operation\0lookupKey` strings. */
@@ -8,7 +11,8 @@ const ALL = '';
 /**
  * The free test plates (issue 2: they answer and cost 0), held in memory: a handful of rows read on
  * every lookup. Reloaded when the storage change counter moves (another process wrote) or when they
- * are changed through this object (VersionedCache).
+ * are changed through this object (VersionedCache). The API, the console and the CLI change them
+ * through `add` and `remove`, which write the change and its audit row in one transaction.
  */
 export class TestPlates {
   private readonly cache: VersionedCache<ReadonlySet<string>>;
@@ -18,6 +22,9 @@ export class TestPlates {
   constructor(
     private readonly records: RecordRepository,
     changeCounter: () => number,
+    private readonly storage: Pick<Storage, 'transaction'>,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {
     this.cache = new VersionedCache(changeCounter, 1);
   }
@@ -30,13 +37,28 @@ export class TestPlates {
     return this.load().then((loaded) => loaded.has(key));
   }
 
-  async add(operation: string, lookupKey: string, createdAt: string): Promise<void> {
-    await this.records.addTestPlate(operation, lookupKey, createdAt);
+  /**
+   * Makes a plate free; `lookupKey` is normalised as a lookup normalises it (testPlateKey). The
+   * audit row names `actor` and commits with the plate. Answers false (and records nothing) when
+   * the plate was free already.
+   */
+  async add(operation: string, lookupKey: string, actor: Actor): Promise<boolean> {
+    const added = await this.storage.transaction(async (tx) => {
+      if (!(await this.records.addTestPlate(tx, operation, lookupKey, this.clock.now().toISOString()))) return false;
+      await this.audit.record(tx, actor, { action: 'test-plate.add', targetKind: 'test-plate', target: `${operation} ${lookupKey}` });
+      return true;
+    });
     this.cache.clear();
+    return added;
   }
 
-  async remove(operation: string, lookupKey: string): Promise<boolean> {
-    const removed = await this.records.removeTestPlate(operation, lookupKey);
+  /** Makes a test plate cost again, with its audit row; false (nothing recorded) when it was none. */
+  async remove(operation: string, lookupKey: string, actor: Actor): Promise<boolean> {
+    const removed = await this.storage.transaction(async (tx) => {
+      if (!(await this.records.removeTestPlate(tx, operation, lookupKey))) return false;
+      await this.audit.record(tx, actor, { action: 'test-plate.remove', targetKind: 'test-plate', target: `${operation} ${lookupKey}` });
+      return true;
+    });
     this.cache.clear();
     return removed;
   }

@@ -20,6 +20,8 @@ export class Metrics implements LookupObserver {
   readonly connectionsDropped: Counter;
   /** Rate-limited requests counted in-process because Redis did not answer (fail open, issue 5). */
   readonly rateLimitFallbacks: Counter;
+  /** Login attempts and admin/console requests counted in-process because Redis did not answer (issue 16). */
+  readonly throttleFallbacks: Counter;
   /**
    * The upstream providers' state and events. The services find it on this object (it is their
    * LookupObserver, see `monitorOf`); /readyz shows its snapshot.
@@ -60,6 +62,11 @@ export class Metrics implements LookupObserver {
     this.rateLimitFallbacks = new Counter({
       name: 'vehicle_lookup_rate_limit_fallbacks_total',
       help: 'Requests of rate-limited accounts counted in-process because Redis did not answer',
+      registers: [this.registry],
+    });
+    this.throttleFallbacks = new Counter({
+      name: 'vehicle_lookup_throttle_fallbacks_total',
+      help: 'Login attempts and admin, account or console API requests counted in-process because Redis did not answer',
       registers: [this.registry],
     });
     this.connectionsDropped = new Counter({

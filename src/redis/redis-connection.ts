@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis } from 'ioredis';
 
 /** Where Redis problems are reported: the server's logger, or the CLI's stderr. */
@@ -149,4 +150,23 @@ async function quit(client: Redis): Promise<void> {
     }
   }
   client.disconnect();
+}
+
+/** A Lua script run by its SHA-1 (EVALSHA), sent whole only when the server does not have it yet. */
+export class RedisScript {
+  private readonly sha: string;
+
+  constructor(private readonly source: string) {
+    this.sha = createHash('sha1').update(source).digest('hex');
+  }
+
+  /** EVALSHA, loading the script with EVAL the first time (or after SCRIPT FLUSH / a restart). */
+  async run(client: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await client.evalsha(this.sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return client.eval(this.source, keys.length, ...keys, ...args);
+    }
+  }
 }

@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { ALLOWED, refusal, windowsAt, type EffectiveLimits, type RateCounters, type RateDecision } from '../rate-limit/rate-limiter.js';
-import { OutageLog, type RedisConnection, type RedisLog } from './redis-connection.js';
+import { OutageLog, RedisScript, type RedisConnection, type RedisLog } from './redis-connection.js';
 
 /**
  * One request against both windows, atomically (a script runs alone on the server, so concurrent
@@ -12,7 +10,7 @@ import { OutageLog, type RedisConnection, type RedisLog } from './redis-connecti
  * KEYS: second counter, day counter. ARGV: per-second limit, per-day limit (0: no limit, not
  * counted), second key TTL ms, day key TTL ms.
  */
-const HIT_SCRIPT = `
+const HIT_SCRIPT = new RedisScript(`
 local perSecond = tonumber(ARGV[1])
 local perDay = tonumber(ARGV[2])
 if perSecond > 0 then
@@ -29,8 +27,7 @@ if perDay > 0 then
   end
 end
 return 0
-`;
-const HIT_SHA = createHash('sha1').update(HIT_SCRIPT).digest('hex');
+`);
 
 /**
  * Keys outlive their window by this much, so an instance whose clock is a little behind does not
@@ -75,7 +72,7 @@ export class RedisRateCounters implements RateCounters {
     const args = [limits.perSecond ?? 0, limits.perDay ?? 0, windows.secondEndsInMs + SECOND_KEY_SLACK_MS, windows.dayEndsInMs + DAY_KEY_SLACK_MS];
     let outcome: unknown;
     try {
-      outcome = await run(client, [keys.second, keys.day], args);
+      outcome = await HIT_SCRIPT.run(client, [keys.second, keys.day], args);
     } catch (error) {
       return this.fallBack(accountId, limits, now, error);
     }
@@ -89,15 +86,5 @@ export class RedisRateCounters implements RateCounters {
     this.outage.failed(error);
     this.onFallback();
     return this.fallback.hit(accountId, limits, now);
-  }
-}
-
-/** EVALSHA, loading the script with EVAL the first time (or after SCRIPT FLUSH / a restart). */
-async function run(client: Redis, keys: readonly string[], args: readonly number[]): Promise<unknown> {
-  try {
-    return await client.evalsha(HIT_SHA, keys.length, ...keys, ...args);
-  } catch (error) {
-    if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-    return client.eval(HIT_SCRIPT, keys.length, ...keys, ...args);
   }
 }

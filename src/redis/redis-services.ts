@@ -1,7 +1,9 @@
+import { InProcessThrottleCounters } from '../admin/login-throttle.js';
 import { InProcessRateCounters } from '../rate-limit/in-process-rate-counters.js';
 import { accountChannel, RedisAccountChangeFeed } from './redis-account-change-feed.js';
 import { RedisConnection, type RedisLog } from './redis-connection.js';
 import { RedisRateCounters } from './redis-rate-counters.js';
+import { RedisThrottleCounters } from './redis-throttle-counters.js';
 import { RedisSharedCache } from './shared-cache.js';
 
 export interface RedisSettings {
@@ -23,6 +25,8 @@ export interface RedisOpenOptions {
   readonly subscribe: boolean;
   /** Told each time a rate-limited request was counted in-process because Redis did not answer. */
   readonly onRateLimitFallback?: () => void;
+  /** Told each time a login attempt or admin API request was counted in-process because Redis did not answer. */
+  readonly onThrottleFallback?: () => void;
 }
 
 /** What the rest of the service gets from Redis (issue 5). */
@@ -30,6 +34,8 @@ export interface RedisServices {
   readonly connection: RedisConnection;
   readonly accountChanges: RedisAccountChangeFeed;
   readonly rateCounters: RedisRateCounters;
+  /** The login and admin/console request throttles' counts (issue 16). */
+  readonly throttleCounters: RedisThrottleCounters;
   readonly sharedCache: RedisSharedCache;
   close(): Promise<void>;
 }
@@ -47,7 +53,8 @@ export async function openRedis(settings: RedisSettings, options: RedisOpenOptio
   const connection = new RedisConnection({ url: settings.url, log: options.log, name: options.name, lazy: !options.subscribe });
   const accountChanges = new RedisAccountChangeFeed(connection, accountChannel(settings.keyPrefix), options.log);
   const rateCounters = new RedisRateCounters(connection, settings.keyPrefix, new InProcessRateCounters(), options.log, options.onRateLimitFallback);
+  const throttleCounters = new RedisThrottleCounters(connection, settings.keyPrefix, new InProcessThrottleCounters(() => Date.now()), options.log, options.onThrottleFallback);
   const sharedCache = new RedisSharedCache(connection, settings.keyPrefix, options.log);
   if (options.subscribe) await Promise.all([RedisConnection.whenReady(connection.commands, STARTUP_WAIT_MS), accountChanges.start(STARTUP_WAIT_MS)]);
-  return { connection, accountChanges, rateCounters, sharedCache, close: () => connection.close() };
+  return { connection, accountChanges, rateCounters, throttleCounters, sharedCache, close: () => connection.close() };
 }

@@ -250,6 +250,15 @@ export interface LookupStatsTable {
   count: number;
 }
 
+/** Migration 0010: failed logins per user name or address, shared by the instances on one store. */
+export interface LoginThrottleTable {
+  /** `login:u:<lower-cased user name>` or `login:a:<client address>`. */
+  subject: string;
+  /** Attempts counted in the window (src/admin/login-throttle.ts counts before the password check). */
+  attempts: number;
+  window_started_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -271,6 +280,7 @@ export interface DatabaseSchema {
   credit_alert_cursor: CreditAlertCursorTable;
   idempotency_keys: IdempotencyKeysTable;
   lookup_stats: LookupStatsTable;
+  login_throttle: LoginThrottleTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

@@ -157,8 +157,9 @@ export class WebhookRepository {
     return toEndpoint(inserted);
   }
 
-  async endpoint(id: number): Promise<EndpointWithSecrets | undefined> {
-    const row = await this.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
+  /** One endpoint; in `tx` when given (a change reading what it replaces). */
+  async endpoint(id: number, tx?: Tx): Promise<EndpointWithSecrets | undefined> {
+    const row = await (tx?.db ?? this.db).selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? toEndpoint(row) : undefined;
   }
 
@@ -185,8 +186,8 @@ export class WebhookRepository {
     return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
   }
 
-  async updateEndpoint(id: number, changes: Partial<Pick<Selectable<WebhookEndpointsTable>, 'url' | 'description' | 'enabled' | 'events' | 'secret' | 'previous_secret' | 'previous_secret_until'>>, updatedAt: string): Promise<EndpointWithSecrets | undefined> {
-    const row = await this.db
+  async updateEndpoint(tx: Tx, id: number, changes: Partial<Pick<Selectable<WebhookEndpointsTable>, 'url' | 'description' | 'enabled' | 'events' | 'secret' | 'previous_secret' | 'previous_secret_until'>>, updatedAt: string): Promise<EndpointWithSecrets | undefined> {
+    const row = await tx.db
       .updateTable('webhook_endpoints')
       .set({ ...changes, updated_at: updatedAt })
       .where('id', '=', id)

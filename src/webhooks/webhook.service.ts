@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { SYSTEM_ACTOR, type Actor, type AuditEntry, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
@@ -51,6 +52,8 @@ export interface WebhookPayload {
 }
 
 export interface WebhookServiceOptions {
+  /** Where every change is recorded, in the change's own transaction (issue 16). */
+  readonly audit: AuditLog;
   /** Allow endpoints on private and loopback addresses (WEBHOOK_ALLOW_PRIVATE_URLS). */
   readonly allowPrivateUrls: boolean;
   /** Told after messages were committed to the outbox, so this instance sends them at once. */
@@ -63,6 +66,19 @@ function messageId(random: (size: number) => Buffer): string {
   return `msg_${random(16).toString('base64url')}`;
 }
 
+/**
+ * An endpoint as the audit log records it: never a secret, and the URL without its query string
+ * (where receivers conventionally put a token). Operators can read the URL through the API anyway.
+ */
+function auditView(endpoint: EndpointWithSecrets): Record<string, unknown> {
+  return { endpointId: endpoint.id, url: withoutQuery(endpoint.url), description: endpoint.description, enabled: endpoint.enabled, events: endpoint.events };
+}
+
+function withoutQuery(url: string): string {
+  const at = url.search(/[?#]/);
+  return at < 0 ? url : `${url.slice(0, at)}?…`;
+}
+
 /** Registering endpoints, rotating their secrets, test-sends, and putting events in the outbox. */
 export class WebhookService {
   private readonly random: (size: number) => Buffer;
@@ -72,8 +88,28 @@ export class WebhookService {
     private readonly repository: WebhookRepository,
     private readonly clock: Clock,
     private readonly options: WebhookServiceOptions,
+    /** Who the audit log names for the changes made through this object (withActor). */
+    private readonly actor: Actor = SYSTEM_ACTOR,
   ) {
     this.random = options.random ?? randomBytes;
+  }
+
+  /** The same service, recording its changes as made by `actor` (an API user, a console user). */
+  withActor(actor: Actor): WebhookService {
+    return new WebhookService(this.storage, this.repository, this.clock, this.options, actor);
+  }
+
+  /**
+   * Records a change of an endpoint in `tx`. An account's endpoint is recorded against the account
+   * (its audit trail shows it, as it shows its keys); an operator endpoint against itself.
+   */
+  private async record(tx: Tx, endpoint: Pick<EndpointWithSecrets, 'id' | 'accountId'>, action: string, change: Pick<AuditEntry, 'before' | 'after'>): Promise<void> {
+    let target: Pick<AuditEntry, 'targetKind' | 'target'> = { targetKind: 'webhook-endpoint', target: String(endpoint.id) };
+    if (endpoint.accountId !== null) {
+      const account = await tx.db.selectFrom('accounts').select('username').where('id', '=', endpoint.accountId).executeTakeFirst();
+      if (account) target = { targetKind: 'account', target: account.username };
+    }
+    await this.options.audit.record(tx, this.actor, { action, ...target, ...change });
   }
 
   /** Registers an endpoint; the secret in the answer is the only time it is shown. */
@@ -87,8 +123,8 @@ export class WebhookService {
     if (existing.length >= MAX_ENDPOINTS) throw new WebhookError('INVALID', `at most ${MAX_ENDPOINTS} webhook endpoints per account`);
     const now = this.clock.now().toISOString();
     const secret = generateWebhookSecret(this.random);
-    const endpoint = await this.storage.transaction((tx) =>
-      this.repository.insertEndpoint(tx, {
+    const endpoint = await this.storage.transaction(async (tx) => {
+      const inserted = await this.repository.insertEndpoint(tx, {
         account_id: scope.accountId,
         url: input.url,
         description: input.description ?? '',
@@ -100,8 +136,10 @@ export class WebhookService {
         created_by: scope.actor,
         created_at: now,
         updated_at: now,
-      }),
-    );
+      });
+      await this.record(tx, inserted, 'webhook.create', { after: auditView(inserted) });
+      return inserted;
+    });
     return { endpoint: publicView(endpoint), secret };
   }
 
@@ -117,23 +155,35 @@ export class WebhookService {
     await this.owned(scope, id);
     if (changes.url !== undefined) this.checkUrl(changes.url);
     const events = changes.events === undefined ? undefined : this.checkEvents(changes.events);
-    const updated = await this.repository.updateEndpoint(
-      id,
-      {
-        ...(changes.url !== undefined ? { url: changes.url } : {}),
-        ...(changes.description !== undefined ? { description: changes.description } : {}),
-        ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
-        ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
-      },
-      this.clock.now().toISOString(),
-    );
+    const updated = await this.storage.transaction(async (tx) => {
+      const before = await this.repository.endpoint(id, tx);
+      if (!before) return undefined;
+      const after = await this.repository.updateEndpoint(
+        tx,
+        id,
+        {
+          ...(changes.url !== undefined ? { url: changes.url } : {}),
+          ...(changes.description !== undefined ? { description: changes.description } : {}),
+          ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
+          ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
+        },
+        this.clock.now().toISOString(),
+      );
+      if (after) await this.record(tx, after, 'webhook.update', changedFields(auditView(before), auditView(after)));
+      return after;
+    });
     if (!updated) throw notFound(id);
     return publicView(updated);
   }
 
   async remove(scope: WebhookScope, id: number): Promise<void> {
-    await this.owned(scope, id);
-    if (!(await this.storage.transaction((tx) => this.repository.deleteEndpoint(tx, id)))) throw notFound(id);
+    const endpoint = await this.owned(scope, id);
+    const removed = await this.storage.transaction(async (tx) => {
+      if (!(await this.repository.deleteEndpoint(tx, id))) return false;
+      await this.record(tx, endpoint, 'webhook.delete', { before: auditView(endpoint) });
+      return true;
+    });
+    if (!removed) throw notFound(id);
   }
 
   /**
@@ -145,18 +195,28 @@ export class WebhookService {
     if (!Number.isInteger(graceSeconds) || graceSeconds < 0 || graceSeconds > MAX_ROTATION_GRACE_SECONDS) {
       throw new WebhookError('INVALID', `graceSeconds must be a whole number from 0 to ${MAX_ROTATION_GRACE_SECONDS}`);
     }
-    const current = await this.owned(scope, id);
+    await this.owned(scope, id);
     const now = this.clock.now();
     const secret = generateWebhookSecret(this.random);
-    const updated = await this.repository.updateEndpoint(
-      id,
-      {
-        secret,
-        previous_secret: graceSeconds > 0 ? current.secret : null,
-        previous_secret_until: graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
-      },
-      now.toISOString(),
-    );
+    const updated = await this.storage.transaction(async (tx) => {
+      // The secret being replaced is read in the transaction, so two rotations at once cannot both
+      // keep the same previous secret.
+      const current = await this.repository.endpoint(id, tx);
+      if (!current) return undefined;
+      const rotated = await this.repository.updateEndpoint(
+        tx,
+        id,
+        {
+          secret,
+          previous_secret: graceSeconds > 0 ? current.secret : null,
+          previous_secret_until: graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000).toISOString() : null,
+        },
+        now.toISOString(),
+      );
+      // That it happened and how long the old secret still signs: never a secret.
+      if (rotated) await this.record(tx, rotated, 'webhook.rotate-secret', { after: { endpointId: id, graceSeconds, previousSecretUntil: rotated.previousSecretUntil } });
+      return rotated;
+    });
     if (!updated) throw notFound(id);
     return { endpoint: publicView(updated), secret };
   }
@@ -172,7 +232,10 @@ export class WebhookService {
       eventType: TEST_EVENT,
       payload: JSON.stringify({ type: TEST_EVENT, timestamp: now, data: { endpointId: endpoint.id } } satisfies WebhookPayload),
     };
-    await this.storage.transaction((tx) => this.repository.insertMessages(tx, [message], now));
+    await this.storage.transaction(async (tx) => {
+      await this.repository.insertMessages(tx, [message], now);
+      await this.record(tx, endpoint, 'webhook.test-send', { after: { endpointId: endpoint.id, messageId: message.id } });
+    });
     this.options.onEnqueued?.();
     const stored = await this.repository.message(message.id);
     if (!stored) throw new Error(`test message ${message.id} vanished`);
@@ -231,6 +294,13 @@ export class WebhookService {
     if (events.length === 0) throw new WebhookError('INVALID', 'events must name at least one event type');
     return [...new Set(events)];
   }
+}
+
+/** The fields that changed, before and after (with the endpoint's id on both sides). */
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>): Pick<AuditEntry, 'before' | 'after'> {
+  const changed = Object.keys(after).filter((key) => key !== 'endpointId' && JSON.stringify(before[key]) !== JSON.stringify(after[key]));
+  const pick = (from: Record<string, unknown>): Record<string, unknown> => Object.fromEntries([['endpointId', from.endpointId], ...changed.map((key): [string, unknown] => [key, from[key]])]);
+  return { before: pick(before), after: pick(after) };
 }
 
 function notFound(id: number): WebhookError {

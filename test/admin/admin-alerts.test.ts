@@ -71,17 +71,31 @@ describe.each(ENGINES)('alert routes in the admin and account APIs on %s', (engi
   });
 
   it('lets an admin change any account’s alerts and a viewer only read them', async () => {
-    const bobId = (await t.services.accounts.show('bob')).id;
     const root = as(t, await operator(t, 'root'));
-    const created = await root('POST', `/admin/api/accounts/${bobId}/webhooks`, { url: 'http://127.0.0.1:9/bob' });
+    const created = await root('POST', '/admin/api/accounts/bob/webhooks', { url: 'http://127.0.0.1:9/bob' });
     expect(created.statusCode, created.body).toBe(201);
     const viewer = as(t, await operator(t, 'watcher', 'viewer'));
-    expect((await viewer('GET', `/admin/api/accounts/${bobId}/webhooks`)).json()).toMatchObject({ endpoints: [{ url: 'http://127.0.0.1:9/bob' }] });
-    const refused = await viewer('POST', `/admin/api/accounts/${bobId}/webhooks`, { url: 'http://127.0.0.1:9/x' });
+    expect((await viewer('GET', '/admin/api/accounts/bob/webhooks')).json()).toMatchObject({ endpoints: [{ url: 'http://127.0.0.1:9/bob' }] });
+    const refused = await viewer('POST', '/admin/api/accounts/bob/webhooks', { url: 'http://127.0.0.1:9/x' });
     expect(refused.statusCode).toBe(403);
     expect(refused.json()).toMatchObject({ error: 'forbidden' });
-    expect((await viewer('PUT', `/admin/api/accounts/${bobId}/alerts`, { thresholds: [1] })).statusCode).toBe(403);
+    expect((await viewer('PUT', '/admin/api/accounts/bob/alerts', { thresholds: [1] })).statusCode).toBe(403);
     expect((await viewer('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/x' })).statusCode).toBe(403);
+  });
+
+  it('names the account by its username, as every other operator route does, and answers 404 for an unknown one', async () => {
+    const root = as(t, await operator(t, 'root'));
+    const bobs = (await root('POST', '/admin/api/accounts/bob/webhooks', { url: 'http://127.0.0.1:9/bob' })).json<{ endpoint: { id: number; accountId: number } }>().endpoint;
+    expect(bobs.accountId).toBe((await t.services.accounts.show('bob')).id);
+    expect((await root('GET', `/admin/api/accounts/bob/webhooks/${bobs.id}`)).statusCode).toBe(200);
+    // Bob's endpoint is not Alice's, whatever the id says.
+    expect((await root('GET', `/admin/api/accounts/alice/webhooks/${bobs.id}`)).statusCode).toBe(404);
+    expect((await root('DELETE', `/admin/api/accounts/alice/webhooks/${bobs.id}`)).statusCode).toBe(404);
+    const unknown = await root('PUT', '/admin/api/accounts/nobody/alerts', { thresholds: [1] });
+    expect(unknown.statusCode).toBe(404);
+    expect(unknown.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: 'no account named nobody' } });
+    // The account's numeric id is not a username.
+    expect((await root('GET', `/admin/api/accounts/${bobs.accountId}/alerts`)).statusCode).toBe(404);
   });
 
   it('lets a read-scoped operator token read but not write, and a write-scoped one write', async () => {
@@ -100,7 +114,7 @@ describe.each(ENGINES)('alert routes in the admin and account APIs on %s', (engi
 
   it('appears in the OpenAPI document of both APIs', async () => {
     const doc = (await t.app.inject({ url: '/admin/api/openapi.json' })).json<{ paths: Record<string, Record<string, { tags?: string[]; summary?: string }>> }>();
-    for (const path of ['/account/api/alerts', '/account/api/webhooks/{id}/rotate-secret', '/admin/api/accounts/{accountId}/alerts', '/admin/api/webhooks']) {
+    for (const path of ['/account/api/alerts', '/account/api/webhooks/{id}/rotate-secret', '/admin/api/accounts/{username}/alerts', '/admin/api/accounts/{username}/webhooks/{id}', '/admin/api/webhooks']) {
       expect(Object.keys(doc.paths), path).toContain(path);
     }
     expect(doc.paths['/account/api/alerts']?.put).toMatchObject({ tags: ['account: alerts'], summary: expect.stringContaining('thresholds') as unknown });

@@ -39,16 +39,18 @@ describe('the admin and account APIs OpenAPI document', () => {
       expect(`${JSON.stringify(doc.json(), null, 2)}\n`).toBe(COMMITTED);
       const page = await t.app.inject({ url: '/admin/api/docs' });
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(page.body).toContain('data-url="/admin/api/openapi.json"');
+      expect(page.body).toContain('data-openapi="/admin/api/openapi.json"');
       // Offline and under a strict policy: nothing from another origin, no inline script or style.
       expect(page.headers['content-security-policy']).toContain("script-src 'self';");
       expect(page.body).not.toMatch(/https?:\/\//);
       expect(page.body).not.toMatch(/<script>|<style|style=/);
-      const script = await t.app.inject({ url: '/admin/api/docs/admin-docs.js' });
+      // The JSON interface's page and this one are one page (src/web/openapi-docs/): the same script.
+      const script = await t.app.inject({ url: '/admin/api/docs/api-docs.js' });
       expect(script.statusCode).toBe(200);
       expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
       expect(script.body).toContain("getElementById('api-docs')");
-      const style = await t.app.inject({ url: '/admin/api/docs/admin-docs.css' });
+      expect(script.body).toBe((await t.app.inject({ url: '/openapi/assets/api-docs.js' })).body);
+      const style = await t.app.inject({ url: '/admin/api/docs/api-docs.css' });
       expect(style.statusCode).toBe(200);
       expect(style.headers['content-type']).toBe('text/css; charset=utf-8');
       // The page and its assets are not operations of the document.

@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/alerts/alerts.routes.js';
+import type { Actor } from '../../src/audit/audit-log.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -26,6 +27,16 @@ function standInOperator(request: FastifyRequest, access: 'read' | 'write'): Pro
   return Promise.resolve();
 }
 
+/** The audit log's actor for a stand-in caller. */
+function standInActor(request: FastifyRequest): Actor {
+  return request.headers['x-test-operator'] === undefined ? { kind: 'customer', name: `customer-of-${String(request.headers['x-test-account'])}` } : { kind: 'operator', name: 'stand-in-operator' };
+}
+
+/** The account id of a username, as the admin API resolves it. */
+function accountIdOf(t: TestApp): (username: string) => Promise<number | undefined> {
+  return async (username) => (await t.services.storage.db.selectFrom('accounts').select('id').where('username', '=', username).executeTakeFirst())?.id;
+}
+
 interface Json {
   [key: string]: unknown;
 }
@@ -46,8 +57,8 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     alice = (await t.services.accounts.show('alice')).id;
     bob = (await t.services.accounts.show('bob')).id;
     api = Fastify();
-    await api.register(accountAlertsRoutes, { prefix: '/account/api', alerting: t.services.alerting, resolveAccountId: standInAccount });
-    await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, authorise: standInOperator });
+    await api.register(accountAlertsRoutes, { prefix: '/account/api', alerting: t.services.alerting, actorOf: standInActor, resolveAccountId: standInAccount });
+    await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, actorOf: standInActor, authorise: standInOperator, accountIdOf: accountIdOf(t) });
     base = await api.listen({ port: 0, host: '127.0.0.1' });
   });
   afterEach(async () => {
@@ -181,18 +192,21 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
   });
 
   it('lets an operator manage an account’s thresholds and endpoints, and its own endpoints for every account', async () => {
-    const forAlice = await call('POST', `/admin/api/accounts/${alice}/webhooks`, admin, { url: `${receiver.url}/for-alice` });
+    const forAlice = await call('POST', '/admin/api/accounts/alice/webhooks', admin, { url: `${receiver.url}/for-alice` });
     expect(forAlice.status).toBe(201);
     expect(forAlice.json.endpoint).toMatchObject({ accountId: alice, createdBy: 'operator' });
     expect((await call('GET', '/account/api/webhooks', as(alice))).json.endpoints).toHaveLength(1);
-    expect((await call('PUT', `/admin/api/accounts/${alice}/alerts`, admin, { thresholds: [10] })).json).toMatchObject({ thresholds: [10], custom: true });
-    expect((await call('GET', `/admin/api/accounts/${alice}/alerts`, viewer)).json).toMatchObject({ thresholds: [10] });
-    expect(await call('GET', '/admin/api/accounts/999999/alerts', admin)).toMatchObject({ status: 404, json: { error: { code: 'NOT_FOUND' } } });
-    expect(await call('POST', '/admin/api/accounts/999999/webhooks', admin, { url: `${receiver.url}/x` })).toMatchObject({ status: 404, json: { error: { message: 'no account 999999' } } });
+    expect((await call('PUT', '/admin/api/accounts/alice/alerts', admin, { thresholds: [10] })).json).toMatchObject({ thresholds: [10], custom: true });
+    expect((await call('GET', '/admin/api/accounts/alice/alerts', viewer)).json).toMatchObject({ thresholds: [10] });
+    expect(await call('GET', '/admin/api/accounts/nobody/alerts', admin)).toMatchObject({ status: 404, json: { error: { code: 'NOT_FOUND' } } });
+    expect(await call('POST', '/admin/api/accounts/nobody/webhooks', admin, { url: `${receiver.url}/x` })).toMatchObject({ status: 404, json: { error: { message: 'no account named nobody' } } });
+    // Accounts are named as on every other operator route: an id in their place is no username.
+    expect(await call('GET', `/admin/api/accounts/${alice}/alerts`, admin)).toMatchObject({ status: 404, json: { error: { message: `no account named ${alice}` } } });
+    expect(await call('GET', '/admin/api/accounts/not%20a%20name/alerts', admin)).toMatchObject({ status: 400, json: { error: { code: 'INVALID', field: 'params.username' } } });
     const own = await call('POST', '/admin/api/webhooks', admin, { url: `${receiver.url}/op` });
     expect(own.json.endpoint).toMatchObject({ accountId: null, createdBy: 'operator' });
     expect((await call('GET', '/admin/api/webhooks', viewer)).json.endpoints).toHaveLength(1);
     // The operator's own endpoint is not one of Alice's.
-    expect((await call('GET', `/admin/api/accounts/${alice}/webhooks/${String((own.json.endpoint as Json).id)}`, admin)).status).toBe(404);
+    expect((await call('GET', `/admin/api/accounts/alice/webhooks/${String((own.json.endpoint as Json).id)}`, admin)).status).toBe(404);
   });
 });

@@ -385,7 +385,8 @@ describe('test-plates', () => {
     const key = await createAccount('alice', 5);
     const added = await cli(store.env, ['test-plates', 'add', 'CheckUSA', 'h84 jae', 'nj', '--json']);
     expect(added.code).toBe(0);
-    expect(json(added)).toEqual({ operation: 'CheckUSA', key: 'H84JAE|NJ' });
+    expect(json(added)).toEqual({ operation: 'CheckUSA', key: 'H84JAE|NJ', added: true });
+    expect(json(await cli(store.env, ['test-plates', 'add', 'CheckUSA', 'H84JAE', 'NJ', '--json']))).toEqual({ operation: 'CheckUSA', key: 'H84JAE|NJ', added: false });
 
     const free = await store.lookup('CheckUSA/H84JAE/NJ', 'alice', key);
     expect(free.statusCode).toBe(200);

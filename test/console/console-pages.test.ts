@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseThresholds } from '../../src/console/alert.routes.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
@@ -138,6 +139,14 @@ describe('console: alerts and webhooks, test plates, tokens, log out everywhere'
     expect(deleted.headers.location).toBe('/console/account/alerts?done=deleted');
     expect(await endpoints(await accountId('alice'))).toEqual([]);
     expect((await get(t, href, owner)).statusCode).toBe(404);
+
+    // Every change is in the audit trail, made by the console's user, and no secret is in it.
+    const trail = await t.services.audit.list({ targetKind: 'account', target: 'alice', limit: 50 });
+    const changes = trail.filter((r) => r.action.startsWith('webhook.'));
+    expect(changes.map((r) => r.actor.name)).toEqual(changes.map(() => 'alice-owner'));
+    expect(new Set(changes.map((r) => r.action))).toEqual(new Set(['webhook.create', 'webhook.test-send', 'webhook.rotate-secret', 'webhook.update', 'webhook.delete']));
+    expect(JSON.stringify(trail)).not.toContain(secret);
+    expect(JSON.stringify(trail)).not.toContain(next);
   });
 
   it('refuses a private or malformed URL and an endpoint without events, showing the form again with what was typed', async () => {
@@ -381,7 +390,7 @@ describe('console: alerts and webhooks, test plates, tokens, log out everywhere'
     expect((await post(t, '/console/admin/test-plates', { operation: 'CheckFrance', value_RegistrationNumber: 'EG258MA' }, root, { csrf: false })).statusCode).toBe(403);
 
     const viewer = await operatorSession('watcher', 'viewer');
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     const page = await get(t, '/console/admin/test-plates', viewer);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('<td>CheckFrance</td>');

@@ -6,6 +6,7 @@ import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 
 describe('html template', () => {
   it('escapes every interpolated value, in text and in attributes', () => {
@@ -363,7 +364,7 @@ describe('console Try it and upstream status', () => {
 
   it('marks a test plate free and charges nothing for it', async () => {
     await t.account('alice', 0);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     const owner = await customerSession('alice', 'alice-owner');
     const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
     expect(res.statusCode).toBe(200);
@@ -373,11 +374,11 @@ describe('console Try it and upstream status', () => {
 
   it("shows free lookups in the customer's ledger with why they were free, filters them, and charts them apart from the charged ones", async () => {
     const key = await t.account('alice', 5);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     const owner = await customerSession('alice', 'alice-owner');
     expect((await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner)).statusCode).toBe(200);
     await t.app.inject({ url: '/api/json.aspx/CheckEuroNCap/Nonexistent/Car', headers: { authorization: t.basic('alice', key) } });
-    await t.services.testPlates.remove('CheckFrance', 'EG258MA');
+    await t.services.testPlates.remove('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     expect((await t.app.inject({ url: '/api/json.aspx/CheckFrance/EG258MA', headers: { authorization: t.basic('alice', key) } })).headers['x-credits-charged']).toBe('1');
 
     const page = (await get(t, '/console/account', owner)).body;

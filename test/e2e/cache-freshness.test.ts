@@ -4,6 +4,7 @@ import { createServices, type Services } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 
 const VEHICLE = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
 
@@ -61,7 +62,7 @@ describe('caches on SQLite and a second connection in the same process', () => {
   it('answers a plate made a free test plate without charging from the next lookup', async () => {
     expect((await lookup()).headers['x-credits-charged']).toBe('1');
     await warm();
-    await other.services.testPlates.add('CheckFrance', 'AB123CD', new Date().toISOString());
+    await other.services.testPlates.add('CheckFrance', 'AB123CD', SYSTEM_ACTOR);
     const free = await lookup();
     expect(free.statusCode).toBe(200);
     expect(free.headers['x-credits-charged']).toBe('0');

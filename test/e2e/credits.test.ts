@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 
 const VEHICLE = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
 
@@ -90,7 +91,7 @@ describe.each(ENGINES)('credits on %s', (engine) => {
 
     it('answers a free test plate without charging, even with no credits left, and records it as a free ledger row', async () => {
       const key = await t.account('tester', 0);
-      await t.services.testPlates.add('CheckFrance', 'AB123CD', new Date().toISOString());
+      await t.services.testPlates.add('CheckFrance', 'AB123CD', SYSTEM_ACTOR);
       const res = await fetch(`${base}/api/json.aspx/CheckFrance/ab-123-cd`, { headers: { authorization: t.basic('tester', key) } });
       expect(res.status).toBe(200);
       expect(res.headers.get('x-credits-charged')).toBe('0');

@@ -1,3 +1,4 @@
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 import { sql } from 'kysely';
 import type { LedgerEntry } from '../../src/credits/credit-ledger.repository.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -42,7 +43,7 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
 
   it('writes one free row "free test plate" for a test plate, with delta 0 and the balance, even for an account with 0 credits', async () => {
     const key = await t.account('tester', 0);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     const res = await get('/api/json.aspx/CheckFrance/eg-258-ma', 'tester', key);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.headers['x-credits-charged']).toBe('0');
@@ -117,7 +118,7 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
   it('never tells the low-credit alerts about a free row; a charged lookup still does', async () => {
     const onDebit = vi.spyOn(t.services.alerting.alerts, 'onDebit');
     const key = await t.account('alerted', 1);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     await get('/api/json.aspx/CheckFrance/EG258MA', 'alerted', key);
     await get('/api/json.aspx/CheckEuroNCap/Nonexistent/Car', 'alerted', key);
     expect(onDebit).not.toHaveBeenCalled();
@@ -127,7 +128,7 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
 
   it('keeps every balance equal to its ledger under concurrent charged and free lookups of one account, one row per answer', async () => {
     const key = await t.account('busy', 20);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     const paths = Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? 'CheckFrance/EG258MA' : 'CheckUSA/TEST1/NJ'));
     const answers = await Promise.all(paths.map((p) => get(`/api/json.aspx/${p}`, 'busy', key)));
     const free = answers.filter((a) => a.statusCode === 200 && a.headers['x-credits-charged'] === '0').length;
@@ -145,7 +146,7 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
 
   it('answers a free lookup whose ledger row cannot be written, and counts and logs the loss; charged lookups are not affected', async () => {
     const key = await t.account('lossy', 2);
-    await t.services.testPlates.add('CheckFrance', 'EG258MA', new Date().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'EG258MA', SYSTEM_ACTOR);
     // A store that refuses free rows (and only them): the transaction of their batch fails.
     if (engine === 'sqlite') {
       await sql`create trigger refuse_free before insert on ledger when new.kind = 'free' begin select raise(abort, 'free rows refused'); end`.execute(t.services.storage.db);
@@ -170,7 +171,7 @@ describe.each(await enginesToTest())('free lookups in the ledger on %s', (engine
     async function busyAccount(): Promise<ReturnType<typeof as>> {
       const call = as(t, await operator(t, 'root'));
       const { apiKey } = (await call('POST', '/admin/api/accounts', { username: 'acme', credits: 5 })).json<{ apiKey: string }>();
-      await t.services.testPlates.add('CheckUSA', 'TEST1|NJ', new Date().toISOString());
+      await t.services.testPlates.add('CheckUSA', 'TEST1|NJ', SYSTEM_ACTOR);
       await get('/api/json.aspx/CheckFrance/EG258MA', 'acme', apiKey, { 'idempotency-key': 'k-1' });
       await get('/api/json.aspx/CheckFrance/EG258MA', 'acme', apiKey, { 'idempotency-key': 'k-1' });
       await get('/api/json.aspx/CheckUSA/TEST1/NJ', 'acme', apiKey);

@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Clock } from '../../src/shared/clock.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 
 const PLATE = 'AB123CD';
 const CLIO = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
@@ -274,7 +275,7 @@ describe.each(ENGINES)('idempotent retries on %s', (engine) => {
   });
 
   it('keeps nothing for a free lookup or an unpaid one, so a retry after a top-up is charged', async () => {
-    await t.services.testPlates.add('CheckFrance', 'XY987ZT', clock.now().toISOString());
+    await t.services.testPlates.add('CheckFrance', 'XY987ZT', SYSTEM_ACTOR);
     const free = await fetch(`${base}/api/json.aspx/CheckFrance/XY987ZT`, { headers: { authorization: t.basic('alice', apiKey), 'idempotency-key': 'free-1' } });
     expect(free.status).toBe(200);
     expect(free.headers.get('x-credits-charged')).toBe('0');

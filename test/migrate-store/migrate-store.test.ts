@@ -13,6 +13,7 @@ import { openStorage, type Storage } from '../../src/storage/create-database.js'
 import { copyStore } from '../../src/storage/store-copy.js';
 import { basic, cli, json, type CliRun } from '../cli/cli-harness.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 
 /**
  * The tables the fixture below fills through the real services. The copy itself discovers tables
@@ -30,6 +31,7 @@ const FIXTURE_TABLES = [
   'invites',
   'ledger',
   'lookup_stats',
+  'login_throttle',
   'ncap_ratings',
   'operator_tokens',
   'records',
@@ -98,7 +100,7 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await s.accounts.setDisabled('carol', true);
     await s.accounts.setRequireApiKey('dave', true);
     await s.accounts.setRateLimits('alice', { perSecond: 50, perDay: 0 });
-    await s.testPlates.add('CheckUSA', 'TEST1|CA', '2026-01-02T03:04:05.000Z');
+    await s.testPlates.add('CheckUSA', 'TEST1|CA', SYSTEM_ACTOR);
     await new UpstreamCacheRepository(s.storage.db).put('dvla', 'AB12CDE', { status: 'found', payload: { make: 'FORD' } }, 3600, new Date());
     // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
     const users = new UserService(s.storage, systemClock, s.audit, s.accounts);
@@ -107,6 +109,8 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await users.startSession(root, '127.0.0.1');
     await users.createToken(root, 'ci', 'read');
     await users.createCustomer('alice', 'owner@alice', 'owner');
+    // A failed login, counted in the store without Redis (migration 0010).
+    expect((await built.app.inject({ method: 'POST', url: '/admin/api/login', payload: { username: 'root', password: 'not the password' } })).statusCode).toBe(401);
 
     const charged: Array<[string, string]> = [
       ['alice', 'CheckFrance/EG258MA'],

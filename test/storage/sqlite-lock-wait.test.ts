@@ -100,7 +100,7 @@ describe('another process holding the SQLite write lock', () => {
     // Released by a timer of this very thread: it can only fire while the event loop is free.
     setTimeout(() => holder.exec('COMMIT'), 500);
     const started = performance.now();
-    const write = t.services.records.addTestPlate('CheckFrance', 'ZZ999ZZ', new Date().toISOString());
+    const write = t.services.storage.db.insertInto('test_plates').values({ operation: 'CheckFrance', lookup_key: 'ZZ999ZZ', created_at: new Date().toISOString() }).execute();
     // A read on the same connection while the write waits: answered at once, not after the write.
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(await t.services.records.findDocument('CheckFrance', 'AB123CD')).toBe(JSON.stringify(VEHICLE));

@@ -103,13 +103,14 @@ describe.each(ENGINES)('storage on %s', (engine) => {
   });
 
   it('keeps test plates per operation', async () => {
-    await t.services.records.addTestPlate('CheckFrance', 'AB123CD', new Date().toISOString());
-    await t.services.records.addTestPlate('CheckFrance', 'AB123CD', new Date().toISOString());
-    expect(await t.services.records.isTestPlate('CheckFrance', 'AB123CD')).toBe(true);
-    expect(await t.services.records.isTestPlate('CheckSpain', 'AB123CD')).toBe(false);
-    expect(await t.services.records.listTestPlates()).toEqual([{ operation: 'CheckFrance', lookupKey: 'AB123CD' }]);
-    expect(await t.services.records.removeTestPlate('CheckFrance', 'AB123CD')).toBe(true);
-    expect(await t.services.records.removeTestPlate('CheckFrance', 'AB123CD')).toBe(false);
+    const { records, storage } = t.services;
+    expect(await storage.transaction((tx) => records.addTestPlate(tx, 'CheckFrance', 'AB123CD', new Date().toISOString()))).toBe(true);
+    expect(await storage.transaction((tx) => records.addTestPlate(tx, 'CheckFrance', 'AB123CD', new Date().toISOString()))).toBe(false);
+    expect(await records.isTestPlate('CheckFrance', 'AB123CD')).toBe(true);
+    expect(await records.isTestPlate('CheckSpain', 'AB123CD')).toBe(false);
+    expect(await records.listTestPlates()).toEqual([{ operation: 'CheckFrance', lookupKey: 'AB123CD' }]);
+    expect(await storage.transaction((tx) => records.removeTestPlate(tx, 'CheckFrance', 'AB123CD'))).toBe(true);
+    expect(await storage.transaction((tx) => records.removeTestPlate(tx, 'CheckFrance', 'AB123CD'))).toBe(false);
   });
 
   it('never lets the balance go negative, even when asked directly', async () => {

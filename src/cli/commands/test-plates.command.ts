@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { Catalogue } from '../../catalogue/catalogue.js';
 import { testPlateKey } from '../../datasets/test-plate-key.js';
-import { CliError, withServices, type CliOutput } from '../cli-context.js';
+import { cliActor, CliError, withServices, type CliOutput } from '../cli-context.js';
 
 /** Normalises the key values of a test plate exactly as a lookup would. */
 function keyFor(catalogue: Catalogue, operation: string, values: readonly string[]): string {
@@ -21,8 +21,9 @@ export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessE
     .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
       await withServices(env, async (s) => {
         const key = keyFor(s.catalogue, operation, values);
-        await s.testPlates.add(operation, key, new Date().toISOString());
-        io.out(opts.json ? JSON.stringify({ operation, key }) : `${operation} ${key} is now a free test plate.`);
+        // The audit log names the operating-system user, as for the CLI's other changes.
+        const added = await s.testPlates.add(operation, key, cliActor());
+        io.out(opts.json ? JSON.stringify({ operation, key, added }) : added ? `${operation} ${key} is now a free test plate.` : `${operation} ${key} was a free test plate already.`);
       });
     });
 
@@ -34,7 +35,7 @@ export function registerTestPlateCommands(program: Command, env: NodeJS.ProcessE
     .action(async (operation: string, values: string[], opts: { json?: boolean }) => {
       await withServices(env, async (s) => {
         const key = keyFor(s.catalogue, operation, values);
-        const removed = await s.testPlates.remove(operation, key);
+        const removed = await s.testPlates.remove(operation, key, cliActor());
         io.out(opts.json ? JSON.stringify({ operation, key, removed }) : removed ? `${operation} ${key} costs credits again.` : `${operation} ${key} was not a test plate.`);
       });
     });

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Catalogue } from '../../catalogue/catalogue.js';
+import { DOCS_ASSETS, registerDocsPage } from '../../web/openapi-docs/openapi-docs-page.js';
 import { renderOpenApi } from './openapi.js';
 
 export interface OpenApiPluginOptions {
@@ -8,40 +8,15 @@ export interface OpenApiPluginOptions {
   readonly catalogue: Catalogue;
 }
 
+const ASSET_FOLDER = '/openapi/assets';
+
 /** Where the JSON interface's OpenAPI document and its page are served (README "JSON interface"). */
 export const OPENAPI_PATHS = {
   document: '/openapi/lookup.json',
   page: '/openapi/lookup',
-  script: '/openapi/assets/api-docs.js',
-  style: '/openapi/assets/api-docs.css',
+  script: `${ASSET_FOLDER}/${DOCS_ASSETS.script.name}`,
+  style: `${ASSET_FOLDER}/${DOCS_ASSETS.style.name}`,
 } as const;
-
-const asset = (name: string): string => readFileSync(new URL(`./openapi-page/${name}`, import.meta.url), 'utf8');
-
-/**
- * The page loads only its own script and style from this origin and talks only to it: no inline
- * code, no CDN, so it works offline and under this policy.
- */
-const PAGE_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-function renderPage(): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>JSON interface</title>
-<link rel="stylesheet" href="${OPENAPI_PATHS.style}">
-<script src="${OPENAPI_PATHS.script}" defer></script>
-</head>
-<body>
-<main id="api-docs" data-openapi="${OPENAPI_PATHS.document}">
-<p>Loading the API description from <a href="${OPENAPI_PATHS.document}">${OPENAPI_PATHS.document}</a>; this page needs JavaScript.</p>
-</main>
-</body>
-</html>
-`;
-}
 
 /**
  * The OpenAPI document of the JSON interface (generated from the catalogue once, like the WSDL)
@@ -49,15 +24,9 @@ function renderPage(): string {
  */
 export const openApiPlugin: FastifyPluginAsync<OpenApiPluginOptions> = (app, options) => {
   const document = renderOpenApi(options.catalogue);
-  const page = renderPage();
-  const script = asset('api-docs.js');
-  const style = asset('api-docs.css');
-
   app.get(OPENAPI_PATHS.document, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
-  app.get(OPENAPI_PATHS.page, (_request, reply) =>
-    reply.type('text/html; charset=utf-8').header('content-security-policy', PAGE_POLICY).header('x-content-type-options', 'nosniff').send(page),
-  );
-  app.get(OPENAPI_PATHS.script, (_request, reply) => reply.type('text/javascript; charset=utf-8').header('x-content-type-options', 'nosniff').send(script));
-  app.get(OPENAPI_PATHS.style, (_request, reply) => reply.type('text/css; charset=utf-8').header('x-content-type-options', 'nosniff').send(style));
+  // The same page as the admin API's (src/web/openapi-docs/); it asks for HTTP Basic credentials
+  // because this document's security scheme is HTTP Basic.
+  registerDocsPage(app, { title: 'JSON interface', documentUrl: OPENAPI_PATHS.document, route: OPENAPI_PATHS.page, assetRoute: ASSET_FOLDER, assetUrl: ASSET_FOLDER });
   return Promise.resolve();
 };

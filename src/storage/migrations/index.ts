@@ -9,6 +9,7 @@ import { freeLookupsMigration } from './0008-free-lookups.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
 import { webhooksMigration } from './0005-webhooks.js';
 import { overviewMigration } from './0011-overview.js';
+import { loginThrottleMigration } from './0010-login-throttle.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -21,6 +22,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0006-idempotency-keys': idempotencyKeysMigration,
     '0007-admin': adminMigration(engine),
     '0008-free-lookups': freeLookupsMigration,
+    '0010-login-throttle': loginThrottleMigration,
     '0011-overview': overviewMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };

@@ -1,0 +1,110 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+
+/**
+ * The one OpenAPI documentation page (src/web/openapi-docs/) in a real browser, for both documents
+ * it serves: the JSON interface's (/openapi/lookup, HTTP Basic) and the admin and account APIs'
+ * (/admin/api/docs, the session cookie). Debian's Chromium driven by playwright-core, as the
+ * console's browser test; screenshots beside the console's.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
+
+describe.skipIf(!existsSync(CHROMIUM))('OpenAPI documentation pages in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let base: string;
+  let key: string;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    t = await createTestApp({ SEED_DEMO: 'false' });
+    await t.importRecords([FRANCE]);
+    key = await t.account('acme', 5);
+    const { inviteToken } = await users(t).createOperator('root', 'admin', true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser.close();
+    await t.close();
+  });
+
+  /** A page that records script errors and refusals by the Content-Security-Policy. */
+  async function open(path: string): Promise<{ ctx: BrowserContext; page: Page; problems: string[] }> {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 }, baseURL: base });
+    const page = await ctx.newPage();
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !/status of (401|404)/.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    await page.goto(path);
+    return { ctx, page, problems };
+  }
+
+  /** Every visible form field has a label. Browser-side code is passed as text: the project's TypeScript has no DOM library. */
+  async function unlabelled(page: Page): Promise<unknown> {
+    return page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
+      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
+      .map((el) => el.outerHTML)`);
+  }
+
+  it('shows the JSON interface’s operations and sends a lookup with the HTTP Basic credentials typed in', async () => {
+    const { ctx, page, problems } = await open('/openapi/lookup');
+    await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup JSON interface' }).isVisible()).resolves.toBe(true);
+    expect(await page.title()).toBe('vehicle-lookup JSON interface');
+    await page.getByLabel('Username').fill('acme');
+    await page.getByLabel('API key').fill(key);
+    const operation = page.locator('details#CheckFrance');
+    await operation.locator(':scope > summary').click();
+    // Filled with the sample record's plate; this one is ours.
+    await operation.getByLabel('RegistrationNumber').fill('EG258MA');
+    await operation.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => operation.locator('pre.answer').textContent()).toContain('200 OK');
+    const answer = (await operation.locator('pre.answer').textContent()) ?? '';
+    expect(answer).toContain('x-credits-charged: 1');
+    expect(answer).toContain('Peugeot 208 Allure');
+    expect((await t.services.accounts.show('acme')).credits).toBe(4);
+    // The filter leaves the matching operations only.
+    await page.getByLabel('Filter operations').fill('checkfrance');
+    expect(await page.locator('details.operation:visible').count()).toBe(1);
+    expect(await unlabelled(page)).toEqual([]);
+    await page.screenshot({ path: `${SHOTS}/openapi-lookup.png`, fullPage: false });
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+
+  it('shows the admin API’s operations by tag and sends a GET with the browser’s session, asking no credentials', async () => {
+    const { ctx, page, problems } = await open('/admin/api/docs');
+    await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup admin and account API' }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('heading', { level: 2, name: 'admin: accounts' }).isVisible()).resolves.toBe(true);
+    expect(await page.getByLabel('API key').count()).toBe(0);
+    // Writes are described, never sent from the page.
+    const create = page.locator('details#postAdminApiAccounts');
+    await create.locator(':scope > summary').click();
+    expect(await create.getByRole('button', { name: 'Send' }).count()).toBe(0);
+    await expect(create.getByText('Body (application/json)').isVisible()).resolves.toBe(true);
+
+    const balance = page.locator('details#getAdminApiAccountsUsernameBalance');
+    await balance.locator(':scope > summary').click();
+    await balance.getByLabel('username').fill('acme');
+    await balance.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => balance.locator('pre.answer').textContent()).toContain('401');
+    // Logged in (the same origin's cookie), the same form answers.
+    const login = await ctx.request.post(`${base}/admin/api/login`, { data: { username: 'root', password: PASSWORD } });
+    expect(login.status()).toBe(200);
+    await balance.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => balance.locator('pre.answer').textContent()).toContain('200 OK');
+    expect(await balance.locator('pre.answer').textContent()).toContain('"status": "active"');
+    expect(await unlabelled(page)).toEqual([]);
+    await page.screenshot({ path: `${SHOTS}/openapi-admin.png`, fullPage: false });
+    expect(problems).toEqual([]);
+    await ctx.close();
+  });
+});
