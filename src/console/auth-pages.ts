@@ -1,13 +1,14 @@
 import { html, type HtmlValue } from './html.js';
 import { message, page, type Viewer, csrfField } from './layout.js';
+import { formTokenField } from './form-token.js';
 import { signupLink } from './signup-pages.js';
 
 /** The login page; `signup` links the sign-up page (only while SIGNUP_ENABLED is on). */
-export function loginPage(options: { error?: string; notice?: string; username?: string; signup?: boolean }): string {
+export function loginPage(options: { formToken: string; error?: string; notice?: string; username?: string; signup?: boolean }): string {
   return page(
     'Log in',
     html`${options.notice ? message('notice', options.notice) : ''}${options.error ? message('error', options.error) : ''}
-<form method="post" action="/console/login" class="panel">
+<form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}
   <p class="muted">Customers and operators log in here.</p>
   <label for="username">User name</label>
   <input type="text" id="username" name="username" autocomplete="username" required maxlength="64" value="${options.username ?? ''}" autofocus>
@@ -35,11 +36,11 @@ export function passwordPage(viewer: Viewer, options: { error?: string; required
 }
 
 /** Invite links carry the token in the fragment; console.js moves it into the form (or it is pasted). */
-export function invitePage(options: { error?: string; token?: string }): string {
+export function invitePage(options: { formToken: string; error?: string; token?: string }): string {
   return page(
     'Accept your invitation',
     html`${options.error ? message('error', options.error) : ''}
-<form method="post" action="/console/invite" class="panel">
+<form method="post" action="/console/invite" class="panel">${formTokenField(options.formToken)}
   <label for="invite-token">Invitation code (from your link)</label>
   <input type="text" id="invite-token" name="token" required maxlength="100" autocomplete="off" value="${options.token ?? ''}">
   <label for="new-password">Choose a password (at least 12 characters)</label>

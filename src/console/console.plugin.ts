@@ -13,6 +13,7 @@ import type { AccountView } from './account-sections.js';
 import { secretShown } from './account-sections.js';
 import { errorPage, invitePage, loginPage, passwordPage } from './auth-pages.js';
 import { ASSETS, VERSION } from './console-assets.js';
+import { INVITE_FORM, LOGIN_FORM } from './form-token.js';
 import { customerPage } from './customer-pages.js';
 import { frontPage, type ServiceLink } from './front-page.js';
 import { html } from './html.js';
@@ -206,10 +207,12 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   });
 
   app.get<{ Querystring: { accepted?: string; ended?: string } }>('/console/login', { schema: { querystring: object({ accepted: str(1), ended: str(1) }) } }, (request, reply) =>
-    html200(reply, loginPage({ signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
+    html200(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
   );
 
-  app.post<{ Body: { username: string; password: string } }>('/console/login', { schema: { body: form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/console/login', { schema: { body: form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
+    // Refused before the password is looked at: a forged login counts against no throttle either.
+    const formToken = LOGIN_FORM.check(request, request.body[CSRF_FIELD]);
     // Operators and customers share the login page; the user's kind picks the audience.
     const known = await options.users.findByName(request.body.username);
     const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
@@ -217,9 +220,10 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
     try {
       ({ user } = await login(request, reply, options.users, options.throttles.login, audience));
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return html200(reply, loginPage({ error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
+      if (error instanceof ApiError && error.status === 401) return html200(reply, loginPage({ formToken, error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
       throw error;
     }
+    void reply.header('set-cookie', LOGIN_FORM.cleared(request));
     return reply.redirect(user.mustChangePassword ? '/console/password' : user.accountId === null ? '/console/admin' : '/console/account', 303);
   });
 
@@ -261,15 +265,17 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   );
 
   // The admin API's invite links point at /account/invite#TOKEN; operators' at /console/invite#TOKEN.
-  for (const path of ['/account/invite', '/console/invite']) app.get(path, (_request, reply) => html200(reply, invitePage({})));
+  for (const path of ['/account/invite', '/console/invite']) app.get(path, (request, reply) => html200(reply, invitePage({ formToken: INVITE_FORM.issue(request, reply) })));
 
-  app.post<{ Body: { token: string; password: string } }>('/console/invite', { schema: { body: form({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']) } }, async (request, reply) => {
+  app.post<{ Body: { token: string; password: string; [CSRF_FIELD]?: string } }>('/console/invite', { schema: { body: form({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']) } }, async (request, reply) => {
+    const formToken = INVITE_FORM.check(request, request.body[CSRF_FIELD]);
     try {
       await options.users.withActor({ kind: 'customer', name: 'invitee', address: request.ip }).acceptInvite(request.body.token, request.body.password);
     } catch (error) {
-      if (error instanceof UserError) return html200(reply, invitePage({ error: error.message, token: request.body.token }), error.code === 'NOT_FOUND' ? 404 : 400);
+      if (error instanceof UserError) return html200(reply, invitePage({ formToken, error: error.message, token: request.body.token }), error.code === 'NOT_FOUND' ? 404 : 400);
       throw error;
     }
+    void reply.header('set-cookie', INVITE_FORM.cleared(request));
     return reply.redirect('/console/login?accepted=1', 303);
   });
 

@@ -1,10 +1,10 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, readCookie, sessionCookie } from '../admin/api-auth.js';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { ApiError, sessionCookie } from '../admin/api-auth.js';
 import { object, str } from '../admin/api-schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../admin/password.js';
 import { SESSION_TTL_MS, SignUpLimitError, UserError, type UserService } from '../admin/user.service.js';
 import type { SignupConfig } from '../config.js';
+import { FormToken } from './form-token.js';
 import { CSRF_FIELD } from './layout.js';
 import { SIGNUP_PATH, signupPage } from './signup-pages.js';
 
@@ -14,27 +14,8 @@ export interface SignupPageDeps {
   readonly render: (reply: FastifyReply, body: string, status?: number) => FastifyReply;
 }
 
-/**
- * The form's anti-forgery cookie. The page has no session yet, so its CSRF token is a double
- * submit: a random value in this cookie (HttpOnly, SameSite=Strict, sent only to this path) and in
- * the form's hidden field; a post from another site can carry neither the cookie (Strict) nor the
- * value (it cannot read our page). Without it, a hostile page could sign a visitor up and log
- * them in to an account its author holds the password of.
- */
-const FORM_COOKIE = 'vl_signup';
-const FORM_COOKIE_MAX_AGE_S = 3600;
-
-function formCookie(request: FastifyRequest, value: string, maxAgeSeconds: number): string {
-  const secure = request.protocol === 'https' ? '; Secure' : '';
-  return `${FORM_COOKIE}=${value}; Path=${SIGNUP_PATH}; HttpOnly; SameSite=Strict; Max-Age=${maxAgeSeconds}${secure}`;
-}
-
-function sameToken(a: string | undefined, b: string | undefined): boolean {
-  if (a === undefined || b === undefined || a === '') return false;
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
+/** The sign-up form's anti-forgery token (form-token.ts): the page has no session yet. */
+const SIGNUP_FORM = new FormToken('vl_signup', SIGNUP_PATH);
 
 const signupForm = object(
   { username: str(200), password: str(MAX_PASSWORD_LENGTH), confirm: str(MAX_PASSWORD_LENGTH), [CSRF_FIELD]: str(100) },
@@ -51,19 +32,15 @@ export function registerSignupPages(app: FastifyInstance, deps: SignupPageDeps):
 
   app.get(SIGNUP_PATH, (request, reply) => {
     if (!deps.signup.enabled) throw absent();
-    const token = randomBytes(32).toString('base64url');
-    void reply.header('set-cookie', formCookie(request, token, FORM_COOKIE_MAX_AGE_S));
+    const token = SIGNUP_FORM.issue(request, reply);
     return deps.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits }));
   });
 
   app.post<{ Body: { username: string; password: string; confirm: string; [CSRF_FIELD]?: string } }>(SIGNUP_PATH, { schema: { body: signupForm } }, async (request, reply) => {
     if (!deps.signup.enabled) throw absent();
-    const token = readCookie(request, FORM_COOKIE);
-    if (!sameToken(token, request.body[CSRF_FIELD])) {
-      throw new ApiError(403, 'csrf', 'This form has expired or was not sent from this site. Open the sign-up page again.');
-    }
+    const token = SIGNUP_FORM.check(request, request.body[CSRF_FIELD]);
     const { username, password, confirm } = request.body;
-    const again = (error: string, status: number) => deps.render(reply, signupPage({ formToken: token ?? '', trialCredits: deps.signup.trialCredits, error, username }), status);
+    const again = (error: string, status: number) => deps.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits, error, username }), status);
     if (password !== confirm) return again('The two passwords differ; type the same password twice.', 400);
     let created;
     try {
@@ -77,7 +54,7 @@ export function registerSignupPages(app: FastifyInstance, deps: SignupPageDeps):
       throw error;
     }
     const session = await deps.users.startSession(created.user, request.ip);
-    void reply.header('set-cookie', [sessionCookie(request, session.sessionId, SESSION_TTL_MS / 1000), formCookie(request, '', 0)]);
+    void reply.header('set-cookie', [sessionCookie(request, session.sessionId, SESSION_TTL_MS / 1000), SIGNUP_FORM.cleared(request)]);
     return reply.redirect('/console/account?welcome=1', 303);
   });
 }

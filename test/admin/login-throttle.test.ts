@@ -6,6 +6,7 @@ import { enginesToTest, freshPostgresDatabase, type TestEngine } from '../helper
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { ManualClock } from '../redis/redis-harness.js';
 import { operator, PASSWORD } from './admin-harness.js';
+import { openForm } from '../console/console-harness.js';
 
 const LIMITS = { perUser: 5, perAddress: 20, windowMs: 15 * 60_000 };
 
@@ -159,7 +160,9 @@ describe.each(await enginesToTest())('two instances on one %s store without Redi
     const attempt = (app: TestApp, password: string, url = '/admin/api/login') => app.app.inject({ method: 'POST', url, payload: { username: 'root', password } });
     for (const app of [a, b, a, b]) expect((await attempt(app, 'wrong password!')).statusCode).toBe(401);
     // The console's login form is another door to the same count.
-    expect((await attempt(b, 'wrong password!', '/console/login')).statusCode).toBe(401);
+    const loginForm = await openForm(b, '/console/login');
+    const viaConsole = await b.app.inject({ method: 'POST', url: '/console/login', headers: { cookie: loginForm.cookie }, payload: { username: 'root', password: 'wrong password!', _csrf: loginForm.csrf } });
+    expect(viaConsole.statusCode).toBe(401);
     for (const app of [a, b]) {
       const refused = await attempt(app, PASSWORD);
       expect(refused.statusCode).toBe(429);

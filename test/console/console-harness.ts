@@ -10,8 +10,26 @@ export interface ConsoleSession {
 
 export const form = (fields: Record<string, string | number>): string => new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
-/** Posts a form as a browser does (urlencoded), with the session's cookie and, unless told otherwise, its CSRF field. */
-export function post(t: TestApp, url: string, fields: Record<string, string | number>, session?: ConsoleSession, options: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+/** The forms posted before there is a session; each page sets its own anti-forgery cookie (src/console/form-token.ts). */
+const SESSIONLESS_FORMS = new Set(['/console/login', '/console/invite']);
+
+/** Opens a session-less form's page as a browser does: its form-token cookie and hidden field. */
+export async function openForm(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<ConsoleSession> {
+  const page = await t.app.inject({ method: 'GET', url, headers });
+  const setCookie = ([] as string[]).concat(page.headers['set-cookie'] ?? []);
+  const cookie = setCookie.map((c) => c.split(';', 1)[0] ?? '').find((c) => /^vl_\w+_form=/.test(c));
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1];
+  if (cookie === undefined || csrf === undefined) throw new Error(`no form token on ${url}: ${page.statusCode}`);
+  return { cookie, csrf };
+}
+
+/**
+ * Posts a form as a browser does (urlencoded), with the session's cookie and, unless told
+ * otherwise, its CSRF field. The login and invite forms, posted without a session, first open
+ * their page for its form token, as a browser would have.
+ */
+export async function post(t: TestApp, url: string, fields: Record<string, string | number>, session?: ConsoleSession, options: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
+  if (!session && options.csrf !== false && SESSIONLESS_FORMS.has(url)) session = await openForm(t, url, options.headers);
   const withCsrf = session && options.csrf !== false ? { ...fields, _csrf: session.csrf } : fields;
   return t.app.inject({
     method: 'POST',
@@ -29,7 +47,7 @@ export function get(t: TestApp, url: string, session?: ConsoleSession): Promise<
 export async function consoleLogin(t: TestApp, username: string, password = PASSWORD): Promise<ConsoleSession> {
   const res = await post(t, '/console/login', { username, password });
   if (res.statusCode !== 303) throw new Error(`console login of ${username} failed: ${res.statusCode} ${res.body}`);
-  const cookie = String(res.headers['set-cookie']).split(';', 1)[0] ?? '';
+  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).map((c) => c.split(';', 1)[0] ?? '').find((c) => !/^vl_\w+_form=/.test(c)) ?? '';
   const landing = await get(t, String(res.headers.location), { cookie, csrf: '' });
   const csrf = /name="_csrf" value="([^"]+)"/.exec(landing.body)?.[1];
   if (csrf === undefined) throw new Error(`no CSRF field on ${String(res.headers.location)}: ${landing.body.slice(0, 500)}`);

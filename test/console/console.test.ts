@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { escapeHtml, html } from '../../src/console/html.js';
 import type { Viewer } from '../../src/console/layout.js';
@@ -5,8 +6,13 @@ import { overviewPage } from '../../src/console/overview-page.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
-import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
+import { consoleLogin, get, openForm, post, type ConsoleSession } from './console-harness.js';
 import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
+
+/** The session cookie a response sets (a login also clears its form's token cookie). */
+function sessionCookieOf(res: LightMyRequestResponse): string {
+  return ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('vl_session=')) ?? '';
+}
 
 describe('html template', () => {
   it('escapes every interpolated value, in text and in attributes', () => {
@@ -90,7 +96,7 @@ describe('web console', () => {
     const res = await post(t, '/console/login', { username: 'root', password: PASSWORD });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/console/admin');
-    expect(String(res.headers['set-cookie'])).toMatch(/^vl_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
+    expect(sessionCookieOf(res)).toMatch(/^vl_session=[^;]+; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+$/);
     const wrong = await post(t, '/console/login', { username: 'root', password: 'not the password' });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.body).toContain('Wrong user name or password.');
@@ -102,7 +108,7 @@ describe('web console', () => {
       const tls = await post(proxied, '/console/login', { username: 'root', password: PASSWORD }, undefined, { headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'lookup.example.com' } });
       expect(tls.statusCode).toBe(303);
       expect(tls.headers.location).toBe('/console/admin');
-      expect(String(tls.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
+      expect(sessionCookieOf(tls)).toMatch(/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/);
       expect(tls.headers['strict-transport-security']).toBe('max-age=31536000');
       const front = await proxied.app.inject({ url: '/', headers: { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'lookup.example.com' } });
       expect(front.body).toContain('https://lookup.example.com/api/reg.asmx');
@@ -288,11 +294,37 @@ describe('web console', () => {
     expect((await get(t, '/console/account', carol)).body).toContain('Account alice');
   });
 
+  it('refuses a login or an invite acceptance posted without its form token (login CSRF), before looking at the password', async () => {
+    await users(t).createOperator('root', 'admin', true).then(({ inviteToken }) => users(t).acceptInvite(inviteToken ?? '', PASSWORD));
+    const page = await t.app.inject({ url: '/console/login' });
+    expect(([] as string[]).concat(page.headers['set-cookie'] ?? [])).toEqual([expect.stringMatching(/^vl_login_form=[\w-]{43}; Path=\/console\/login; HttpOnly; SameSite=Strict; Max-Age=3600$/)]);
+    // A hostile page can post the right password, but neither our cookie (SameSite=Strict) nor our page's token.
+    const forged = [
+      await post(t, '/console/login', { username: 'root', password: PASSWORD }, undefined, { csrf: false }),
+      await post(t, '/console/login', { username: 'root', password: PASSWORD, _csrf: 'guessed' }, undefined, { csrf: false }),
+      await post(t, '/console/login', { username: 'root', password: PASSWORD }, { ...(await openForm(t, '/console/login')), csrf: 'x'.repeat(43) }),
+      await post(t, '/console/login', { username: 'root', password: PASSWORD, _csrf: (await openForm(t, '/console/login')).csrf }, undefined, { csrf: false }),
+    ];
+    for (const res of forged) {
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toContain('This form has expired or was not sent from this site');
+      expect(sessionCookieOf(res)).toBe('');
+    }
+    // Refused before the password check: none of them counted as a failed login.
+    for (let i = 0; i < 4; i += 1) expect((await post(t, '/console/login', { username: 'root', password: 'not the password' })).statusCode).toBe(401);
+    expect((await post(t, '/console/login', { username: 'root', password: PASSWORD })).statusCode).toBe(303);
+
+    const { inviteToken } = await users(t).createOperator('second', 'viewer', true);
+    const invite = await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD }, undefined, { csrf: false });
+    expect(invite.statusCode).toBe(403);
+    expect((await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD })).headers.location).toBe('/console/login?accepted=1');
+  });
+
   it('makes an operator created with a one-time password set its own before anything else', async () => {
     const { password } = await users(t).createOperator('first', 'admin', false);
     const res = await post(t, '/console/login', { username: 'first', password: password ?? '' });
     expect(res.headers.location).toBe('/console/password');
-    const cookie = String(res.headers['set-cookie']).split(';', 1)[0] ?? '';
+    const cookie = sessionCookieOf(res).split(';', 1)[0] ?? '';
     const overview = await get(t, '/console/admin', { cookie, csrf: '' });
     expect(overview.headers.location).toBe('/console/password');
     const form = await get(t, '/console/password', { cookie, csrf: '' });
