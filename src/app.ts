@@ -164,6 +164,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     operationCosts: config.operationCosts,
+    imports: { maxBytes: config.importMaxBytes },
     anonymous: {
       operations: new Set(config.anonymous.operations),
       limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },
@@ -226,7 +227,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock: options.clock ?? systemClock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), storage, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

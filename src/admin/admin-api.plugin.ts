@@ -5,12 +5,14 @@ import type { Alerting } from '../alerts/alerting.js';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import type { ImportJobs } from '../datasets/import/import-jobs.js';
 import { testPlateKey } from '../datasets/test-plate-key.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
+import { importRoutes } from './import-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
 import {
   bool,
@@ -54,6 +56,8 @@ export interface AdminApiOptions {
   readonly providers: () => Record<string, ProviderStatus>;
   /** For the audit row of a change that has no transaction of its own (test plates). */
   readonly storage: Pick<Storage, 'transaction'>;
+  /** Uploaded JSON Lines files imported as jobs (the CLI's importer behind them). */
+  readonly imports: ImportJobs;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -327,6 +331,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   // Registered inside this scope, so the login, CSRF and rate-limit hooks above guard them too;
   // viewers and read tokens read, admins and write tokens change.
+  await app.register(importRoutes, { imports: options.imports, principal: principalOf });
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,

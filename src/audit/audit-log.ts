@@ -16,7 +16,7 @@ export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system' };
 
 export interface AuditEntry {
   readonly action: string;
-  readonly targetKind: 'account' | 'api-key' | 'user' | 'operator-token' | 'session' | 'test-plate';
+  readonly targetKind: 'account' | 'api-key' | 'user' | 'operator-token' | 'session' | 'test-plate' | 'import';
   readonly target: string;
   readonly before?: Record<string, unknown> | undefined;
   readonly after?: Record<string, unknown> | undefined;

@@ -6,6 +6,7 @@ import { accountRateLimitsMigration } from './0003-account-rate-limits.js';
 import { adminMigration } from './0007-admin.js';
 import { apiKeysMigration } from './0004-api-keys.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
+import { importsMigration } from './0009-imports.js';
 import { webhooksMigration } from './0005-webhooks.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
@@ -18,6 +19,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0005-webhooks': webhooksMigration(engine),
     '0006-idempotency-keys': idempotencyKeysMigration,
     '0007-admin': adminMigration(engine),
+    '0009-imports': importsMigration(engine),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
