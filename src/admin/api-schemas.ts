@@ -59,4 +59,8 @@ declare module 'fastify' {
     /** The status of a successful answer when it is not 200. */
     successStatus?: number;
   }
+  interface FastifyContextConfig {
+    /** A route of the admin or account API that answers without a login (login, invite, documents). */
+    public?: boolean;
+  }
 }

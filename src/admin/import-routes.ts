@@ -32,10 +32,13 @@ export function importApiError(error: unknown): unknown {
   return error;
 }
 
-/** The largest declared body (Content-Length), refused before a byte is read. */
-export function refuseDeclaredSize(request: FastifyRequest, maxBytes: number): void {
+/**
+ * A declared body (Content-Length) larger than the file may be, refused before a byte is read;
+ * `overhead` allows for what wraps the file (a multipart form's boundaries and fields).
+ */
+export function refuseDeclaredSize(request: FastifyRequest, maxBytes: number, overhead = 0): void {
   const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new ApiError(413, 'too-large', `the file is larger than the limit of ${maxBytes} bytes (IMPORT_MAX_BYTES)`);
+  if (Number.isFinite(declared) && declared > maxBytes + overhead) throw new ApiError(413, 'too-large', `the file is larger than the limit of ${maxBytes} bytes (IMPORT_MAX_BYTES)`);
 }
 
 /** A job's overall progress in percent: the checking pass is the first half when there are two. */

@@ -20,6 +20,7 @@ function navigation(viewer: Viewer): Html {
       ? [
           ['/console/admin', 'Overview'],
           ['/console/admin/accounts', 'Accounts'],
+          ['/console/admin/imports', 'Imports'],
           ['/console/admin/audit', 'Audit log'],
         ]
       : [
