@@ -122,11 +122,11 @@ ${job.error === null ? '' : message('error', job.error)}
 <div class="figure"><div class="muted">File</div><div class="value-small">${job.fileName}</div><div class="muted" title="${job.fileSize} bytes">${formatBytes(job.fileSize)}</div></div>
 <div class="figure"><div class="muted">Imported</div><div class="value" data-testid="import-imported">${job.imported}</div></div>
 <div class="figure"><div class="muted">Invalid lines</div><div class="value" data-testid="import-invalid-count">${job.invalid}</div></div>
-<div class="figure"><div class="muted">Lines read</div><div class="value">${job.linesRead}</div></div>
+${finished(job) ? html`<div class="figure"><div class="muted">Lines read</div><div class="value">${job.linesRead}</div></div>` : ''}
 </div>
 ${progressSection(job)}
 <ul><li>Source: <strong>${job.source}</strong>; ${job.skipInvalid ? 'valid lines imported even if some are invalid' : 'all or nothing'}</li>
-<li>Started by ${job.startedBy.kind} ${job.startedBy.name}; created ${when(job.createdAt)}, started ${when(job.startedAt)}, finished ${when(job.finishedAt)}</li>
+<li>Started by ${job.startedBy.kind} ${job.startedBy.name}; uploaded ${when(job.createdAt)}${job.startedAt === null ? '' : html`, started ${when(job.startedAt)}`}${job.finishedAt === null ? '' : html`, finished ${when(job.finishedAt)}`}</li>
 <li class="muted">Run by ${job.instance}</li></ul>
 ${operationsTable(job)}
 ${invalidTable(job)}
