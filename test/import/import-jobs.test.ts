@@ -12,7 +12,7 @@ const ROOT = { kind: 'operator', name: 'root' } as const;
 const france = (plate: string): string => JSON.stringify({ operation: 'CheckFrance', key: { RegistrationNumber: plate }, vehicle: { Description: `Car ${plate}` } });
 const bulk = (count: number, prefix = 'ZZ'): string => `${Array.from({ length: count }, (_, i) => france(`${prefix}${String(i).padStart(6, '0')}`)).join('\n')}\n`;
 
-describe.each(ENGINES)('import jobs (the service) on %s', (engine) => {
+describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, (engine) => {
   let t: TestApp;
   let tmp: ReturnType<typeof tempDir>;
   let jobs: ImportJobs;
