@@ -164,7 +164,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     operationCosts: config.operationCosts,
-    imports: { maxBytes: config.importMaxBytes },
+    imports: {
+      maxBytes: config.importMaxBytes,
+      log: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     anonymous: {
       operations: new Set(config.anonymous.operations),
       limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },

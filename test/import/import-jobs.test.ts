@@ -52,6 +52,26 @@ describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, 
     expect((done.startedAt ?? '') >= ((await jobs.get(first.id)).finishedAt ?? 'z')).toBe(true);
   });
 
+  it('goes on with the next job when the store fails under one, and reports the failure to its log', async () => {
+    const storage = t.services.storage;
+    let calls = 0;
+    // The third transaction (the first job's outcome) fails; the others go through.
+    const flaky = { ...storage, db: storage.db, transaction: <T>(work: Parameters<typeof storage.transaction<T>>[0]) => (++calls === 3 ? Promise.reject(new Error('connection lost')) : storage.transaction(work)) };
+    const logged: string[] = [];
+    const fragile = new ImportJobs(flaky, t.services.importer, t.services.audit, systemClock, { maxBytes: 1024 * 1024, tempDir: tmp.path, log: (message, error) => logged.push(`${message}: ${String(error)}`) });
+    // Both files received first, so the two starts take the first two transactions: the first
+    // job cannot reach its outcome (file I/O, then its own writes) before the second start.
+    const [a, b] = await Promise.all([fragile.receive(Readable.from([`${france('AA1')}\n`])), fragile.receive(Readable.from([`${france('BB1')}\n`]))]);
+    const starting = fragile.start(ROOT, a, { fileName: 'a.jsonl', source: 'test', skipInvalid: false });
+    const second = await fragile.start(ROOT, b, { fileName: 'b.jsonl', source: 'test', skipInvalid: false });
+    const first = await starting;
+    await fragile.whenIdle();
+    expect(logged).toEqual([`import ${first.id}: could not record its start or outcome: Error: connection lost`]);
+    expect((await fragile.get(first.id)).state).toBe('importing');
+    expect(await fragile.get(second.id)).toMatchObject({ state: 'done', imported: 1 });
+    await fragile.close();
+  });
+
   it('keeps the first invalid lines for the report and counts them all', async () => {
     const text = [france('OK1'), 'x1', 'x2', france('OK2'), 'x3', 'x4', 'x5'].join('\n');
     const job = await submit(text, true);

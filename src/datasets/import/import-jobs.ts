@@ -45,6 +45,8 @@ export interface ImportJobsOptions {
   readonly staleMs?: number | undefined;
   /** Invalid lines kept with a job for its report; the rest are only counted. Default 100. */
   readonly invalidLinesKept?: number | undefined;
+  /** Where a failed write of progress, heartbeat or outcome is reported (the server's logger). */
+  readonly log?: ((message: string, error: unknown) => void) | undefined;
 }
 
 /** The largest upload by default (IMPORT_MAX_BYTES): 1 GiB. */
@@ -171,6 +173,10 @@ export class ImportJobs {
     this.stopHeartbeat();
   }
 
+  private warn(message: string, error: unknown): void {
+    this.options.log?.(message, error);
+  }
+
   private now(): string {
     return this.clock.now().toISOString();
   }
@@ -180,6 +186,11 @@ export class ImportJobs {
       for (let next = this.queue.shift(); next !== undefined; next = this.queue.shift()) {
         try {
           await this.run(next);
+        } catch (error) {
+          // The store failed under the job (its start or its outcome could not be written). The
+          // next jobs still run; this one is left to the abandoned-job sweep once its heartbeat,
+          // stopped below, is old.
+          this.warn(`import ${next.job.id}: could not record its start or outcome`, error);
         } finally {
           this.active.delete(next.job.id);
           await next.upload.discard();
@@ -207,7 +218,11 @@ export class ImportJobs {
         if (!force && Date.now() - lastWrite < this.progressIntervalMs) return;
         lastWrite = Date.now();
         const snapshot = { ...progress, invalidLines: [...invalidLines] };
-        writes = writes.then(() => this.repository.progress(job.id, snapshot, this.now())).catch(() => undefined);
+        writes = writes
+          .then(() => this.repository.progress(job.id, snapshot, this.now()))
+          .catch((error: unknown) => {
+            this.warn(`import ${job.id}: could not record its progress`, error);
+          });
       };
       try {
         const summary = await this.importer.importFile(upload.path, {
@@ -266,7 +281,9 @@ export class ImportJobs {
   private startHeartbeat(): void {
     if (this.heartbeat) return;
     this.heartbeat = setInterval(() => {
-      this.repository.heartbeat([...this.active], this.now()).catch(() => undefined);
+      this.repository.heartbeat([...this.active], this.now()).catch((error: unknown) => {
+        this.warn('import jobs: could not record the heartbeat', error);
+      });
     }, this.heartbeatMs);
     this.heartbeat.unref();
   }
