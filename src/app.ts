@@ -179,6 +179,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     idempotencyRetentionMs: config.idempotencyRetentionHours * 3_600_000,
     operationCosts: config.operationCosts,
+    imports: {
+      maxBytes: config.importMaxBytes,
+      log: (message, error) => {
+        app.log.warn({ err: error }, message);
+      },
+    },
     anonymous: {
       operations: new Set(config.anonymous.operations),
       limits: { perSecond: config.anonymous.perSecond, perDay: config.anonymous.perDay },
@@ -248,7 +254,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), lookupStats, signup: config.signup, throttles: services.throttles };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

@@ -5,6 +5,7 @@ import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
 import { readDataDir } from './config/data-dir.js';
 import { ConfigError, EnvReader } from './config/env-reader.js';
+import { DEFAULT_IMPORT_MAX_BYTES, MAX_IMPORT_MAX_BYTES } from './datasets/import/import-jobs.js';
 import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
 import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
 import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
@@ -76,6 +77,8 @@ export interface Config extends CoreConfig {
   readonly signup: SignupConfig;
   /** How often each instance adds its lookup counts to the store's hourly rollup (the operator overview's rates). */
   readonly lookupStatsFlushSeconds: number;
+  /** The largest JSON Lines file uploaded through the admin API or console, in bytes (IMPORT_MAX_BYTES). */
+  readonly importMaxBytes: number;
 }
 
 /** Self-service sign-up (issue 16): off unless the operator turns it on. */
@@ -249,6 +252,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     regNamespace: namespace(env, 'REG_NAMESPACE', 'http://regcheck.org.uk'),
     bespokeNamespace: namespace(env, 'BESPOKE_NAMESPACE', 'http://Regcheck.org.uk/'),
     xmlBodyLimit: env.int('XML_BODY_LIMIT', 1_048_576, { min: 1024, max: 64 * 1024 * 1024 }),
+    importMaxBytes: env.int('IMPORT_MAX_BYTES', DEFAULT_IMPORT_MAX_BYTES, { min: 1024, max: MAX_IMPORT_MAX_BYTES }),
     idempotencyRetentionHours: env.int('IDEMPOTENCY_RETENTION_HOURS', 24, { min: 1, max: 24 * 90 }),
     operationCosts: readOperationCosts(env),
     http: readHttpLimits(env),

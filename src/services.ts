@@ -16,6 +16,7 @@ import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
 import { DebitBatcher } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
 import { IdempotencyRepository } from './credits/idempotency.repository.js';
+import { DEFAULT_IMPORT_MAX_BYTES, ImportJobs, type ImportJobsOptions } from './datasets/import/import-jobs.js';
 import { JsonlImporter } from './datasets/import/jsonl-importer.js';
 import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
@@ -76,6 +77,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly idempotencyRetentionMs?: number;
   /** Operations anonymous callers may use (ANONYMOUS_OPERATIONS); default: none. */
   readonly anonymous?: AnonymousAccess;
+  /** Import jobs of the admin API and console: the largest upload (IMPORT_MAX_BYTES) and timings; default 1 GiB. */
+  readonly imports?: Omit<ImportJobsOptions, 'maxBytes'> & { readonly maxBytes?: number };
 }
 
 /**
@@ -104,6 +107,8 @@ export interface Services extends CoreServices {
   readonly alerting: Alerting;
   /** The login throttle and request limit of the admin and account APIs and the console. */
   readonly throttles: Throttles;
+  /** Uploaded JSON Lines files imported as jobs (admin API and console); `close` stops them. */
+  readonly imports: ImportJobs;
   /** Stops what the services started (alert loops, the offline VIN database); the storage is closed by its owner. */
   close(): Promise<void>;
 }
@@ -183,6 +188,7 @@ function createThrottles(storage: Storage, options: ServiceOptions): Throttles {
   };
 }
 
+
 /** Everything below the adapters: the core plus the lookup pipeline with its providers (the server). */
 export function createServices(storage: Storage, options: ServiceOptions): Services {
   const { services: core, ledger, accountCache, changes, recordCache } = buildCore(storage, options);
@@ -229,13 +235,16 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     },
     ...(options.anonymous ? { anonymous: options.anonymous } : {}),
   });
+  const imports = new ImportJobs(storage, core.importer, core.audit, options.clock, { ...options.imports, maxBytes: options.imports?.maxBytes ?? DEFAULT_IMPORT_MAX_BYTES });
   return {
     ...core,
     pipeline,
     sharedCache: options.sharedCache,
     alerting,
     throttles: createThrottles(storage, options),
+    imports,
     close: async () => {
+      await imports.close();
       await alerting.close();
       await keyUsage.flush();
       (vin.provider as { close?: () => void }).close?.();

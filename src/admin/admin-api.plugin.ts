@@ -6,12 +6,14 @@ import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.rout
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
 import { addTestPlate, removeTestPlate, TestPlateError } from '../datasets/test-plate-changes.js';
+import type { ImportJobs } from '../datasets/import/import-jobs.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import type { SignupConfig } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
+import { importRoutes } from './import-routes.js';
 import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
 import {
   bool,
@@ -60,6 +62,8 @@ export interface AdminApiOptions {
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
   readonly lookupStats: LookupStatsRepository;
+  /** Uploaded JSON Lines files imported as jobs (the CLI's importer behind them). */
+  readonly imports: ImportJobs;
 }
 
 const principals = new WeakMap<FastifyRequest, Principal>();
@@ -304,6 +308,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   // Registered inside this scope, so the login, CSRF and rate-limit hooks above guard them too;
   // viewers and read tokens read, admins and write tokens change.
+  await app.register(importRoutes, { imports: options.imports, principal: principalOf });
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
     enclosingErrors: true,

@@ -61,5 +61,13 @@ declare module 'fastify' {
   interface FastifySchema {
     tags?: readonly string[];
     summary?: string;
+    /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
+    consumes?: readonly string[];
+    /** The status of a successful answer when it is not 200. */
+    successStatus?: number;
+  }
+  interface FastifyContextConfig {
+    /** A route of the admin or account API that answers without a login (login, invite, documents). */
+    public?: boolean;
   }
 }

@@ -17,6 +17,12 @@ const ERRORS: Record<string, string> = {
   '429': 'Too many requests or failed logins (Retry-After)',
 };
 
+/** The further refusals of a route that streams its body (an upload). */
+const STREAMED_BODY_ERRORS: Record<string, string> = {
+  '413': 'The body is larger than the limit (IMPORT_MAX_BYTES)',
+  '415': 'The body is not in one of the accepted media types',
+};
+
 /**
  * The OpenAPI 3.1 document of the admin and account APIs, generated from the route schemas
  * (STYLE.md 14: committed as docs/admin-openapi.json, checked for staleness by a test). Routes are
@@ -43,11 +49,16 @@ export class OpenApiCollector {
       const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
       const parameters = [...this.parameters(route.schema.params, 'path'), ...this.parameters(route.schema.querystring, 'query')];
       const body = route.schema.body as Schema | undefined;
-      const responses: Record<string, unknown> = { '200': { description: 'Done', content: { [path.endsWith('.csv') ? 'text/csv' : 'application/json']: { schema: path.endsWith('.csv') ? { type: 'string' } : { type: 'object' } } } } };
-      for (const [status, description] of Object.entries(ERRORS)) {
-        if (status === '400' && body === undefined && parameters.length === 0) continue;
+      const consumes = route.schema.consumes as readonly string[] | undefined;
+      const success = String((route.schema.successStatus as number | undefined) ?? 200);
+      const responses: Record<string, unknown> = { [success]: { description: success === '202' ? 'Accepted' : 'Done', content: { [path.endsWith('.csv') ? 'text/csv' : 'application/json']: { schema: path.endsWith('.csv') ? { type: 'string' } : { type: 'object' } } } } };
+      const errors = consumes === undefined ? ERRORS : { ...ERRORS, ...STREAMED_BODY_ERRORS };
+      for (const [status, description] of Object.entries(errors)) {
+        if (status === '400' && body === undefined && consumes === undefined && parameters.length === 0) continue;
         responses[status] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
+      // A body read as a stream by the route: any bytes, in one of its media types.
+      const streamed = consumes === undefined ? undefined : { required: true, content: Object.fromEntries(consumes.map((type) => [type, { schema: { type: 'string' } }])) };
       paths[path] = {
         ...paths[path],
         [route.method]: {
@@ -56,6 +67,7 @@ export class OpenApiCollector {
           ...(route.schema.tags !== undefined ? { tags: route.schema.tags } : {}),
           ...(parameters.length > 0 ? { parameters } : {}),
           ...(body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
+          ...(streamed !== undefined ? { requestBody: streamed } : {}),
           responses,
           security: route.public ? [] : path.startsWith('/admin/') ? [{ session: [], csrf: [] }, { operatorToken: [] }] : [{ session: [], csrf: [] }],
         },

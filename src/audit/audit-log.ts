@@ -17,7 +17,7 @@ export const SYSTEM_ACTOR: Actor = { kind: 'system', name: 'system' };
 export interface AuditEntry {
   readonly action: string;
   /** An account's own webhook endpoints and alert thresholds are recorded against the account; an operator endpoint is a `webhook-endpoint`. */
-  readonly targetKind: 'account' | 'api-key' | 'user' | 'operator-token' | 'session' | 'test-plate' | 'webhook-endpoint';
+  readonly targetKind: 'account' | 'api-key' | 'user' | 'operator-token' | 'session' | 'test-plate' | 'webhook-endpoint' | 'import';
   readonly target: string;
   readonly before?: Record<string, unknown> | undefined;
   readonly after?: Record<string, unknown> | undefined;

@@ -7,11 +7,13 @@ import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/
 import type { Throttles } from '../admin/login-throttle.js';
 import { UserError, type UserService } from '../admin/user.service.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { ImportJobs } from '../datasets/import/import-jobs.js';
 import type { Clock } from '../shared/clock.js';
 import { baseUrlOf } from '../web/base-url.js';
 import type { AccountView } from './account-sections.js';
 import { secretShown } from './account-sections.js';
 import { errorPage, invitePage, loginPage, passwordPage } from './auth-pages.js';
+import { importConsoleRoutes } from './import.routes.js';
 import { ASSETS, VERSION } from './console-assets.js';
 import { INVITE_FORM, LOGIN_FORM } from './form-token.js';
 import { customerPage } from './customer-pages.js';
@@ -67,6 +69,8 @@ export interface ConsoleOptions {
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance, for the operator overview. */
   readonly lookupStats: LookupStatsRepository;
+  /** Import jobs, for the Imports pages (src/console/import.routes.ts). */
+  readonly imports: ImportJobs;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -462,6 +466,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
       return html200(reply, inviteCreatedPage(viewer, { username: request.params.username, user: user.name, inviteUrl }), 201);
     },
   );
+
+  void app.register(importConsoleRoutes, { imports: options.imports, signIn });
 
   registerKeyRoutes(app, {
     base: '/console/admin/accounts/:username',

@@ -259,6 +259,35 @@ export interface LoginThrottleTable {
   window_started_at: string;
 }
 
+/** Migration 0009: import jobs of the admin API and console (src/datasets/import/import-jobs.ts). */
+export interface ImportsTable {
+  id: Generated<number>;
+  actor_kind: string;
+  actor: string;
+  file_name: string;
+  file_size: number;
+  source: string;
+  /** 0/1. */
+  skip_invalid: number;
+  state: 'queued' | 'validating' | 'importing' | 'done' | 'failed';
+  bytes_read: ColumnType<number, number | undefined, number>;
+  lines_read: ColumnType<number, number | undefined, number>;
+  imported: ColumnType<number, number | undefined, number>;
+  invalid: ColumnType<number, number | undefined, number>;
+  /** 0/1: whether the importer wrote the file (false when invalid lines stopped it). */
+  committed: ColumnType<number, number | undefined, number>;
+  /** JSON text: lines imported per operation. */
+  by_operation: ColumnType<string, string | undefined, string>;
+  /** JSON text: the first invalid lines, `[{"line":N,"reason":"..."}]`. */
+  invalid_lines: ColumnType<string, string | undefined, string>;
+  error: string | null;
+  instance: string;
+  created_at: string;
+  started_at: string | null;
+  finished_at: string | null;
+  heartbeat_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -281,6 +310,7 @@ export interface DatabaseSchema {
   idempotency_keys: IdempotencyKeysTable;
   lookup_stats: LookupStatsTable;
   login_throttle: LoginThrottleTable;
+  imports: ImportsTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

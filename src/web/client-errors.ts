@@ -21,7 +21,10 @@ interface Exchange {
  * Owed are the requests read whole (the parser error comes in the same chunk, before Fastify has
  * even parsed their bodies) and those whose handler has started (a GET runs without waiting for
  * a body that then turns out broken). A request still waiting for its body is not owed: the
- * timeout or the broken body is its own, and the error answers it.
+ * timeout or the broken body is its own, and the error answers it. That includes a request whose
+ * started handler reads the body as a stream (an import upload, src/admin/import-routes.ts): its
+ * answer waits for that body, so waiting for its answer would hold the connection until the
+ * socket timeout (a client that hung up mid-upload: HPE_INVALID_EOF_STATE).
  *
  * A client that goes away before its answer is written still loses it: that is what idempotent
  * retries (issue 17 item 3) cover, not this.
@@ -64,7 +67,7 @@ export class ClientErrors {
       socket.end(rawErrorResponse(error.code));
     };
     const inFlight = (this.exchanges.get(socket) ?? [])
-      .filter((e) => !e.response.writableFinished && !e.response.destroyed && (e.request.complete || this.started.has(e.response)))
+      .filter((e) => !e.response.writableFinished && !e.response.destroyed && (e.request.complete || (this.started.has(e.response) && !readingBody(e.request))))
       .map((e) => e.response);
     if (inFlight.length === 0) {
       answer();
@@ -79,6 +82,11 @@ export class ClientErrors {
       });
     }
   };
+}
+
+/** A handler is consuming the request's body as it arrives (someone listens for its data). */
+function readingBody(request: IncomingMessage): boolean {
+  return !request.complete && request.listenerCount('data') > 0;
 }
 
 /** A complete plain-text answer for an error found before or between requests. */

@@ -3,6 +3,7 @@ import { systemClock } from '../../src/shared/clock.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,6 +29,7 @@ const FIXTURE_TABLES = [
   'credit_alert_fired',
   'credit_alert_settings',
   'idempotency_keys',
+  'imports',
   'invites',
   'ledger',
   'login_throttle',
@@ -90,6 +92,10 @@ async function populate(dir: string): Promise<Record<string, string>> {
     writeFileSync(file, [FRANCE, USA, USA_FREE, ...NCAP].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const summary = await s.importer.importFile(file, { skipInvalid: false, source: 'fixture' });
     expect(summary.committed).toBe(true);
+    // An import job of the admin API (migration 0009), with its validation report.
+    const upload = await s.imports.receive(Readable.from([`${JSON.stringify(FRANCE)}\nnot json\n`]));
+    await s.imports.start({ kind: 'operator', name: 'root' }, upload, { fileName: 'fixture.jsonl', source: 'fixture', skipInvalid: true });
+    await s.imports.whenIdle();
 
     const keys: Record<string, string> = {};
     for (const [name, credits] of [['alice', 10], ['bob', 5], ['carol', 3], ['dave', 0]] as const) {
@@ -307,6 +313,7 @@ describe('migrate-store to PostgreSQL', () => {
       'accounts.id': 5,
       'api_keys.id': next('api_keys'),
       'audit_log.id': next('audit_log'),
+      'imports.id': 2,
       'ledger.id': next('ledger'),
       'operator_tokens.id': next('operator_tokens'),
       'users.id': next('users'),
@@ -324,7 +331,7 @@ describe('migrate-store to PostgreSQL', () => {
     expect(run.out).toMatch(/^Copied sqlite:.* to postgres:\/\/.* and verified the copy:/);
     for (const table of FIXTURE_TABLES) expect(run.out).toMatch(new RegExp(`^  ${table} +\\d+ rows?$`, 'm'));
     expect(run.out).toContain('4 accounts holding 33 credits in all; on both sides each balance equals the sum of its account\'s ledger rows (');
-    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, audit_log\.id \d+, ledger\.id \d+, operator_tokens\.id \d+, users\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
+    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, audit_log\.id \d+, imports\.id 2, ledger\.id \d+, operator_tokens\.id \d+, users\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
   });
 
   it('refuses a target that already holds data and leaves it as it was', async () => {

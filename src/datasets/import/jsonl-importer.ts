@@ -12,9 +12,22 @@ export interface ImportOptions {
   readonly source: string;
   /** Called for every invalid line, as soon as it is found. */
   readonly onInvalid?: (lineNumber: number, reason: string) => void;
-  /** Called now and then with the number of lines read so far. */
-  readonly onProgress?: (linesRead: number, phase: 'checking' | 'importing') => void;
+  /**
+   * Called now and then (every 10,000 lines and at the end of each pass) with the lines and the
+   * bytes of the file read so far in this pass.
+   */
+  readonly onProgress?: (linesRead: number, phase: ImportPhase, bytesRead: number) => void;
+  /** Called as each pass over the file starts: `checking` (without skipInvalid), then `importing`. */
+  readonly onPhase?: (phase: ImportPhase) => void;
+  /**
+   * Stops the import between two lines (the server shutting down): importFile rejects with the
+   * signal's reason. Batches already committed stay, as after an interrupted CLI import.
+   */
+  readonly signal?: AbortSignal;
 }
+
+/** The passes of an import: checking every line first (all-or-nothing), then writing. */
+export type ImportPhase = 'checking' | 'importing';
 
 export interface ImportSummary {
   readonly linesRead: number;
@@ -92,9 +105,11 @@ export class JsonlImporter {
   private async scan(
     path: string,
     options: ImportOptions,
-    phase: 'checking' | 'importing',
+    phase: ImportPhase,
     handle: LineHandler | undefined,
   ): Promise<{ linesRead: number; invalid: number }> {
+    options.signal?.throwIfAborted();
+    options.onPhase?.(phase);
     const input = createReadStream(path, { encoding: 'utf8' });
     const lines = createInterface({ input, crlfDelay: Infinity });
     let lineNumber = 0;
@@ -102,7 +117,10 @@ export class JsonlImporter {
     try {
       for await (const text of lines) {
         lineNumber += 1;
-        if (lineNumber % PROGRESS_EVERY === 0) options.onProgress?.(lineNumber, phase);
+        if (lineNumber % PROGRESS_EVERY === 0) {
+          options.signal?.throwIfAborted();
+          options.onProgress?.(lineNumber, phase, input.bytesRead);
+        }
         if (text.trim() === '') continue;
         let parsed: unknown;
         try {
@@ -124,7 +142,7 @@ export class JsonlImporter {
       lines.close();
       input.destroy();
     }
-    options.onProgress?.(lineNumber, phase);
+    options.onProgress?.(lineNumber, phase, input.bytesRead);
     return { linesRead: lineNumber, invalid };
   }
 }

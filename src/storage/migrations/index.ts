@@ -7,6 +7,7 @@ import { adminMigration } from './0007-admin.js';
 import { apiKeysMigration } from './0004-api-keys.js';
 import { freeLookupsMigration } from './0008-free-lookups.js';
 import { idempotencyKeysMigration } from './0006-idempotency-keys.js';
+import { importsMigration } from './0009-imports.js';
 import { webhooksMigration } from './0005-webhooks.js';
 import { overviewMigration } from './0011-overview.js';
 import { loginThrottleMigration } from './0010-login-throttle.js';
@@ -22,6 +23,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0006-idempotency-keys': idempotencyKeysMigration,
     '0007-admin': adminMigration(engine),
     '0008-free-lookups': freeLookupsMigration,
+    '0009-imports': importsMigration(engine),
     '0010-login-throttle': loginThrottleMigration,
     '0011-overview': overviewMigration,
   };
