@@ -66,9 +66,14 @@ describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, 
     const second = await fragile.start(ROOT, b, { fileName: 'b.jsonl', source: 'test', skipInvalid: false });
     const first = await starting;
     await fragile.whenIdle();
-    expect(logged).toEqual([`import ${first.id}: could not record its start or outcome: Error: connection lost`]);
-    expect((await fragile.get(first.id)).state).toBe('importing');
-    expect(await fragile.get(second.id)).toMatchObject({ state: 'done', imported: 1 });
+    // Which job meets the failure depends on which start commits first (the engines differ):
+    // whichever it is stays unfinished, and the other one still runs to the end.
+    expect(logged).toHaveLength(1);
+    const failed = Number(/^import (\d+): could not record its start or outcome: Error: connection lost$/.exec(logged[0] ?? '')?.[1]);
+    expect([first.id, second.id]).toContain(failed);
+    const other = failed === first.id ? second.id : first.id;
+    expect((await fragile.get(failed)).state).toBe('importing');
+    expect(await fragile.get(other)).toMatchObject({ state: 'done', imported: 1 });
     await fragile.close();
   });
 
