@@ -1,19 +1,16 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * Issue 18's proof in a real browser: Debian's Chromium driven by playwright-core (its own
  * browser download cannot work here). Screenshots go to .scratch/screenshots, or to
  * CONSOLE_SCREENSHOTS (docs/screenshots refreshes the ones the README shows).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
-describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('web console in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
@@ -21,11 +18,10 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
   let ahead = 0;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp({}, { now: () => new Date(Date.now() + ahead), millis: () => Date.now() + ahead });
     await t.importRecords([FRANCE]);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser.close();
@@ -39,8 +35,6 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
     return { ctx, page };
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-
   async function logIn(page: Page, username: string, password: string): Promise<void> {
     await page.goto('/console/login');
     await page.getByLabel('User name').fill(username);
@@ -51,10 +45,7 @@ describe.skipIf(!existsSync(CHROMIUM))('web console in Chromium', () => {
 
   /** Every visible form field has a label, and the page's script ran under the CSP without errors. */
   async function accessible(page: Page): Promise<void> {
-    // Browser-side code is passed as text: the project's TypeScript has no DOM library.
-    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML)`);
+    const unlabelled = await unlabelledFields(page);
     expect(unlabelled).toEqual([]);
   }
 

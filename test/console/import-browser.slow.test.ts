@@ -1,10 +1,9 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ImportJobRepository } from '../../src/datasets/import/import-job.repository.js';
 import { PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * Issue 18's import page in a real browser (Debian's Chromium driven by playwright-core, as in
@@ -12,22 +11,19 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  * import to its report, the same form without JavaScript, and a viewer without the form.
  * Screenshots go where that suite puts them (CONSOLE_SCREENSHOTS, default .scratch/screenshots).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
 const france = (plate: string, description: string): string => JSON.stringify({ operation: 'CheckFrance', key: { RegistrationNumber: plate }, vehicle: { Description: description } });
 const usa = (plate: string): string => JSON.stringify({ operation: 'CheckUSA', key: { RegistrationNumber: plate, State: 'CA' }, vehicle: { Description: `Car ${plate}` } });
 
-describe.skipIf(!existsSync(CHROMIUM))('console imports in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('console imports in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp();
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
     for (const [name, role] of [['root', 'admin'], ['watcher', 'viewer']] as const) {
       const { inviteToken } = await users(t).createOperator(name, role, true);
       await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
@@ -55,14 +51,9 @@ describe.skipIf(!existsSync(CHROMIUM))('console imports in Chromium', () => {
     return { ctx, page, problems };
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-
   /** Every visible form field has a label. */
   async function labelled(page: Page): Promise<void> {
-    // Browser-side code is passed as text: the project's TypeScript has no DOM library.
-    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea, progress')]
-      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML)`);
+    const unlabelled = await unlabelledFields(page, 'progress');
     expect(unlabelled).toEqual([]);
   }
 

@@ -1,12 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import { LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
 import type { LedgerTable } from '../../src/storage/database.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, SHOTS } from '../helpers/chromium.js';
 
 /**
  * The operator overview in Chromium (issue 18): a month of usage over several accounts and
@@ -14,12 +13,10 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  * Screenshots go where console-browser.slow.test.ts puts its own (operator-overview.png and
  * operator-overview-phone.png).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 const DAY_MS = 86_400_000;
 const HOUR_MS = 3_600_000;
 
-describe.skipIf(!existsSync(CHROMIUM))('operator overview in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('operator overview in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
@@ -63,7 +60,6 @@ describe.skipIf(!existsSync(CHROMIUM))('operator overview in Chromium', () => {
   }
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp();
     await t.importRecords([FRANCE]);
     const acme = await t.account('acme', 5000);
@@ -78,7 +74,7 @@ describe.skipIf(!existsSync(CHROMIUM))('operator overview in Chromium', () => {
     const { inviteToken } = await users(t).createOperator('watcher', 'viewer', true);
     await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser.close();

@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * Issue 18's remaining console pages in Debian's Chromium (playwright-core): a customer's webhook
@@ -13,10 +12,8 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  * plates and API tokens, and "log out everywhere" ending another browser's session. Screenshots
  * go where console-browser.slow.test.ts puts its own (.scratch/screenshots or CONSOLE_SCREENSHOTS).
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
-describe.skipIf(!existsSync(CHROMIUM))('console pages in Chromium: alerts and webhooks, test plates, tokens, log out everywhere', () => {
+describe.skipIf(!HAVE_CHROMIUM)('console pages in Chromium: alerts and webhooks, test plates, tokens, log out everywhere', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
@@ -25,13 +22,12 @@ describe.skipIf(!existsSync(CHROMIUM))('console pages in Chromium: alerts and we
   const problems: string[] = [];
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     // The receiver listens on 127.0.0.1, which only an operator's WEBHOOK_ALLOW_PRIVATE_URLS allows.
     t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CREDIT_ALERT_SWEEP_MS: '3600000' });
     await t.importRecords([FRANCE]);
     receiver = await FakeHttpServer.start(() => ({ status: 204 }));
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
     for (const [name, role] of [
       ['root', 'admin'],
       ['watcher', 'viewer'],
@@ -63,8 +59,6 @@ describe.skipIf(!existsSync(CHROMIUM))('console pages in Chromium: alerts and we
     return { ctx, page };
   }
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-
   async function logIn(page: Page, username: string): Promise<void> {
     await page.goto('/console/login');
     await page.getByLabel('User name').fill(username);
@@ -75,10 +69,7 @@ describe.skipIf(!existsSync(CHROMIUM))('console pages in Chromium: alerts and we
 
   /** Every visible form field has a label, and the page fits a phone's width without scrolling sideways. */
   async function accessible(page: Page): Promise<void> {
-    // Browser-side code is passed as text: the project's TypeScript has no DOM library.
-    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML)`);
+    const unlabelled = await unlabelledFields(page);
     expect(unlabelled).toEqual([]);
   }
 

@@ -1,43 +1,34 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRANCE, PASSWORD } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * Self-service sign-up (issue 16) in Debian's Chromium, driven by playwright-core as the console's
  * own browser test does. Screenshots go to the same folder as that test's: .scratch/screenshots,
  * or CONSOLE_SCREENSHOTS.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
-describe.skipIf(!existsSync(CHROMIUM))('self-service sign-up in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('self-service sign-up in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp({ SIGNUP_ENABLED: 'true', SIGNUP_TRIAL_CREDITS: '25' });
     await t.importRecords([FRANCE]);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser.close();
     await t.close();
   });
 
-  const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
-
   /** Every visible form field has a label (as the console's browser test checks). */
   async function accessible(page: Page): Promise<void> {
-    // Browser-side code is passed as text: the project's TypeScript has no DOM library.
-    const unlabelled = await page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML)`);
+    const unlabelled = await unlabelledFields(page);
     expect(unlabelled).toEqual([]);
   }
 

@@ -1,9 +1,8 @@
-import { existsSync, mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { HAVE_CHROMIUM, launchChromium, SHOTS, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * The one OpenAPI documentation page (src/web/openapi-docs/) in a real browser, for both documents
@@ -11,24 +10,21 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
  * (/admin/api/docs, the session cookie). Debian's Chromium driven by playwright-core, as the
  * console's browser test; screenshots beside the console's.
  */
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
-describe.skipIf(!existsSync(CHROMIUM))('OpenAPI documentation pages in Chromium', () => {
+describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let base: string;
   let key: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     t = await createTestApp({ SEED_DEMO: 'false' });
     await t.importRecords([FRANCE]);
     key = await t.account('acme', 5);
     const { inviteToken } = await users(t).createOperator('root', 'admin', true);
     await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
     base = await t.app.listen({ port: 0, host: '127.0.0.1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser.close();
@@ -50,9 +46,7 @@ describe.skipIf(!existsSync(CHROMIUM))('OpenAPI documentation pages in Chromium'
 
   /** Every visible form field has a label. Browser-side code is passed as text: the project's TypeScript has no DOM library. */
   async function unlabelled(page: Page): Promise<unknown> {
-    return page.evaluate(`[...document.querySelectorAll('input:not([type=hidden]), select, textarea')]
-      .filter((el) => !(el.id && document.querySelector('label[for="' + el.id + '"]')) && !el.getAttribute('aria-label'))
-      .map((el) => el.outerHTML)`);
+    return unlabelledFields(page);
   }
 
   it('shows the JSON interface’s operations and sends a lookup with the HTTP Basic credentials typed in', async () => {
