@@ -311,7 +311,6 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   await app.register(importRoutes, { imports: options.imports, principal: principalOf });
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
-    enclosingErrors: true,
     actorOf: (request) => actorOf(principalOf(request), request),
     accountIdOf: async (username) => {
       try {
@@ -348,7 +347,6 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
   // The account comes from the session, never the path; members only read, as on the routes above.
   await app.register(accountAlertsRoutes, {
     alerting: options.alerting,
-    enclosingErrors: true,
     actorOf: (request) => actorOf(principalOf(request), request),
     resolveAccountId: (request) => {
       const principal = principalOf(request);
