@@ -159,7 +159,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   app.get(`${base}/webhooks`, { schema: { ...doc('Webhook endpoints'), params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
   app.post<{ Body: EndpointBody & { url: string } }>(
     `${base}/webhooks`,
-    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), params: params({}), body: object(endpointFields, ['url']) } },
+    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), successStatus: 201, params: params({}), body: object(endpointFields, ['url']) } },
     async (request, reply) => {
       const scope = await scopeOf(request);
       const created = await changing(request).create(scope, request.body);
@@ -177,7 +177,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       return changing(request).update(scope, request.params.id, request.body);
     },
   );
-  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), params: params(idParams.properties) } }, async (request, reply) => {
+  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), successStatus: 204, params: params(idParams.properties) } }, async (request, reply) => {
     const scope = await scopeOf(request);
     await changing(request).remove(scope, request.params.id);
     return reply.code(204).send();
@@ -195,7 +195,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       return changing(request).rotateSecret(scope, request.params.id, request.body?.graceSeconds ?? 24 * 3600);
     },
   );
-  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), params: params(idParams.properties) } }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), successStatus: 202, params: params(idParams.properties) } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const message = await changing(request).sendTest(scope, request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
