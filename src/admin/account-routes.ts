@@ -73,7 +73,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     return { keys: await deps.accounts.listKeys(account.username) };
   });
 
-  app.post<{ Body: { name: string } }>(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'Create a key; its secret is shown this once', body: keyCreateBody }) }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'Create a key; its secret is shown this once', successStatus: 201, body: keyCreateBody }) }, async (request, reply) => {
     requireWrite(deps.principal(request));
     const account = await deps.account(request);
     const { key, apiKey } = await service(request).createKey(account.username, request.body.name);

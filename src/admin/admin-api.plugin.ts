@@ -84,11 +84,11 @@ function baseUrlOf(request: FastifyRequest, configured: string | undefined): str
 
 /** Routes every session API has: me, password, logout, logout everywhere, invite acceptance. */
 function registerSessionRoutes(app: FastifyInstance, users: UserService, throttle: LoginThrottle, audience: 'operator' | 'customer', tag: string): void {
-  app.post<{ Body: { username: string; password: string } }>('/login', { config: { public: true }, schema: { tags: [tag], summary: 'Log in: sets the session cookie, answers the CSRF token', body: loginBody } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string } }>('/login', { config: { public: true }, schema: { tags: [tag], summary: 'Log in: sets the session cookie, answers the CSRF token', body: loginBody, errorStatuses: [401] } }, async (request, reply) => {
     const { user, csrfToken, expiresAt } = await login(request, reply, users, throttle, audience);
     return { user: describeUser(user), csrfToken, expiresAt };
   });
-  app.post<{ Body: { token: string; password: string } }>('/invite/accept', { config: { public: true }, schema: { tags: [tag], summary: 'Set the password from an invite link', body: inviteBody } }, async (request) => {
+  app.post<{ Body: { token: string; password: string } }>('/invite/accept', { config: { public: true }, schema: { tags: [tag], summary: 'Set the password from an invite link', body: inviteBody, errorStatuses: [404] } }, async (request) => {
     const user = await users.withActor({ kind: audience, name: 'invitee', address: request.ip }).acceptInvite(request.body.token, request.body.password);
     return { user: describeUser(user) };
   });
@@ -155,7 +155,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   app.post<{ Body: { username: string; credits?: number } }>(
     '/accounts',
-    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']) } },
+    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', successStatus: 201, errorStatuses: [409], body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']) } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { account, apiKey } = await accounts(request).create(request.body.username, request.body.credits ?? 0);
@@ -204,7 +204,8 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     {
       schema: {
         tags: [TAG],
-        summary: 'Grant or remove credits: one ledger row with the reference and note',
+        summary: 'Grant or remove credits: one ledger row with the reference and note (409 when removing more than the balance)',
+        errorStatuses: [409],
         params: usernameParams,
         body: object({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']),
       },
@@ -230,7 +231,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   app.post<{ Params: { username: string }; Body: { name: string; role: 'owner' | 'member' } }>(
     '/accounts/:username/users',
-    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', params: usernameParams, body: object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']) } },
+    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', successStatus: 201, errorStatuses: [409], params: usernameParams, body: object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']) } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { user, inviteToken } = await users(request).createCustomer(request.params.username, request.body.name, request.body.role);
@@ -246,7 +247,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
     '/tokens',
-    { schema: { tags: [OPS], summary: 'Create an operator API token (Authorization: Bearer); shown this once', body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    { schema: { tags: [OPS], summary: 'Create an operator API token (Authorization: Bearer); shown this once', successStatus: 201, body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
     async (request, reply) => {
       const principal = principalOf(request);
       requireWrite(principal);
@@ -297,7 +298,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   }));
   app.post<{ Body: { operation: string; values: string[] } }>(
     '/test-plates',
-    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', body: plateBody } },
+    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', successStatus: 201, body: plateBody } },
     async (request, reply) => reply.code(201).send(await plateChange(request, addTestPlate, request.body)),
   );
   app.delete<{ Body: { operation: string; values: string[] } }>(
@@ -311,7 +312,6 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   await app.register(importRoutes, { imports: options.imports, principal: principalOf });
   await app.register(operatorAlertsRoutes, {
     alerting: options.alerting,
-    enclosingErrors: true,
     actorOf: (request) => actorOf(principalOf(request), request),
     accountIdOf: async (username) => {
       try {
@@ -348,7 +348,6 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
   // The account comes from the session, never the path; members only read, as on the routes above.
   await app.register(accountAlertsRoutes, {
     alerting: options.alerting,
-    enclosingErrors: true,
     actorOf: (request) => actorOf(principalOf(request), request),
     resolveAccountId: (request) => {
       const principal = principalOf(request);

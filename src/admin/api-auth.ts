@@ -1,8 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError } from '../accounts/account.service.js';
+import { CreditAlertError } from '../alerts/credit-alerts.js';
 import type { Actor } from '../audit/audit-log.js';
 import type { LoginThrottle, RequestLimiter } from './login-throttle.js';
+import { WebhookError } from '../webhooks/webhook.service.js';
 import { UserError, type User, type UserService } from './user.service.js';
 
 /** The session cookie (both APIs; a user's role decides which API it may use). */
@@ -99,7 +101,24 @@ export function requireWrite(principal: Principal): void {
   if (!principal.canWrite) throw new ApiError(403, 'forbidden', `role ${principal.user.role}${principal.via === 'token' ? ' (or the token scope)' : ''} may only read`);
 }
 
-/** Maps errors to the API's JSON answers; never a stack trace. */
+/**
+ * The answers of the services' error codes (accounts, users, webhooks, credit alerts), the one
+ * mapping for every route of both APIs, the alert and webhook routes included. An INVALID from a
+ * service is an invalid request as much as a schema failure is, so both answer `invalid-request`.
+ */
+const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookError['code'] | CreditAlertError['code'], { status: number; code: string }> = {
+  NOT_FOUND: { status: 404, code: 'not-found' },
+  ALREADY_EXISTS: { status: 409, code: 'already-exists' },
+  INVALID: { status: 400, code: 'invalid-request' },
+  INSUFFICIENT_CREDITS: { status: 409, code: 'insufficient-credits' },
+  FORBIDDEN: { status: 403, code: 'forbidden' },
+};
+
+/**
+ * Maps errors to the API's JSON answers, `{"error": code, "message", "field"?}`; never a stack
+ * trace. Plugins registered inside the API (imports, alerts and webhooks) set no handler of their
+ * own: their errors reach this one, so a client parses one shape.
+ */
 export function installErrorHandling(app: FastifyInstance, prefix: string): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.validation) {
@@ -118,9 +137,9 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
       return reply.code(error.status).send({ error: error.error, message: error.message, ...(error.field ? { field: error.field } : {}) });
     }
-    if (error instanceof AccountError || error instanceof UserError) {
-      const status = { NOT_FOUND: 404, ALREADY_EXISTS: 409, INVALID: 400, INSUFFICIENT_CREDITS: 409, FORBIDDEN: 403 }[error.code];
-      return reply.code(status).send({ error: error.code.toLowerCase().replaceAll('_', '-'), message: error.message });
+    if (error instanceof AccountError || error instanceof UserError || error instanceof WebhookError || error instanceof CreditAlertError) {
+      const { status, code } = DOMAIN_ERRORS[error.code];
+      return reply.code(status).send({ error: code, message: error.message });
     }
     const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) {

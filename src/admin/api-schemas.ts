@@ -63,8 +63,14 @@ declare module 'fastify' {
     summary?: string;
     /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
     consumes?: readonly string[];
-    /** The status of a successful answer when it is not 200. */
+    /** The status of a successful answer when it is not 200 (201 for a create, 202, 204). */
     successStatus?: number;
+    /**
+     * Error statuses the route answers beyond those its shape implies (openapi-document.ts,
+     * errorStatuses): 409 for a create that can collide, 401 for a login, 404 for a route whose
+     * path names nothing but that can still find nothing.
+     */
+    errorStatuses?: readonly number[];
   }
   interface FastifyContextConfig {
     /** A route of the admin or account API that answers without a login (login, invite, documents). */

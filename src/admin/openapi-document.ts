@@ -1,27 +1,45 @@
-import type { FastifyInstance, RouteOptions } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 import { errorResponse, type Schema } from './api-schemas.js';
 
 /** A route as the document needs it. */
 interface CollectedRoute {
   readonly method: string;
   readonly url: string;
-  readonly schema: Record<string, unknown>;
+  readonly schema: FastifySchema & Record<string, unknown>;
   readonly public: boolean;
 }
 
-const ERRORS: Record<string, string> = {
-  '400': 'Invalid input: the field is named',
-  '401': 'Not logged in, or an unknown or revoked token',
-  '403': 'The role, token scope or CSRF token does not allow this',
-  '404': 'No such account, key, user or route',
-  '429': 'Too many requests or failed logins (Retry-After)',
+/** What each error status means, in the words of the admin and account APIs. */
+const ERRORS: Readonly<Record<number, string>> = {
+  400: 'Invalid input: the field is named',
+  401: 'Not logged in, or an unknown or revoked token (login: a wrong name or password)',
+  403: 'The role, token scope or CSRF token does not allow this',
+  404: 'No such account, key, user, token, import, webhook endpoint or route',
+  409: 'The name is taken, or the account has fewer credits than asked for',
+  413: 'The body is larger than the limit (IMPORT_MAX_BYTES)',
+  415: 'The body is not in one of the accepted media types',
+  429: 'Too many requests or failed logins (Retry-After)',
 };
 
-/** The further refusals of a route that streams its body (an upload). */
-const STREAMED_BODY_ERRORS: Record<string, string> = {
-  '413': 'The body is larger than the limit (IMPORT_MAX_BYTES)',
-  '415': 'The body is not in one of the accepted media types',
-};
+const SUCCESS: Readonly<Record<number, string>> = { 200: 'Done', 201: 'Created', 202: 'Accepted', 204: 'Done; no content' };
+
+/**
+ * The statuses a route can answer besides its success, from its schema and options: 400 when it
+ * has any input, 401 and 403 unless it is public, 404 when its path names a thing, 413 and 415
+ * when it streams its body, 429 always (every request of both APIs counts against a rate limit),
+ * and whatever it declares in `errorStatuses` (409 for a create that can collide, 401 for login...).
+ */
+export function errorStatuses(route: { url: string; schema: FastifySchema; public: boolean }): number[] {
+  const { schema } = route;
+  const named = (part: unknown): boolean => Object.keys((part as { properties?: object } | undefined)?.properties ?? {}).length > 0;
+  const input = schema.body !== undefined || schema.consumes !== undefined || named(schema.params) || named(schema.querystring);
+  const statuses = new Set<number>([429, ...(schema.errorStatuses ?? [])]);
+  if (input) statuses.add(400);
+  if (!route.public) [401, 403].forEach((status) => statuses.add(status));
+  if (route.url.includes(':')) statuses.add(404);
+  if (schema.consumes !== undefined) [413, 415].forEach((status) => statuses.add(status));
+  return [...statuses].sort((a, b) => a - b);
+}
 
 /**
  * The OpenAPI 3.1 document of the admin and account APIs, generated from the route schemas
@@ -38,7 +56,7 @@ export class OpenApiCollector {
       const methods = Array.isArray(route.method) ? route.method : [route.method];
       for (const method of methods) {
         if (method === 'HEAD' || route.url.endsWith('/openapi.json') || route.url.endsWith('/docs') || route.url.includes('/docs/')) continue;
-        this.routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as Record<string, unknown>, public: (route.config as { public?: boolean } | undefined)?.public === true });
+        this.routes.push({ method: method.toLowerCase(), url: route.url, schema: (route.schema ?? {}) as FastifySchema & Record<string, unknown>, public: (route.config as { public?: boolean } | undefined)?.public === true });
       }
     });
   }
@@ -49,13 +67,14 @@ export class OpenApiCollector {
       const path = route.url.replace(/:([A-Za-z]+)/g, '{$1}');
       const parameters = [...this.parameters(route.schema.params, 'path'), ...this.parameters(route.schema.querystring, 'query')];
       const body = route.schema.body as Schema | undefined;
-      const consumes = route.schema.consumes as readonly string[] | undefined;
-      const success = String((route.schema.successStatus as number | undefined) ?? 200);
-      const responses: Record<string, unknown> = { [success]: { description: success === '202' ? 'Accepted' : 'Done', content: { [path.endsWith('.csv') ? 'text/csv' : 'application/json']: { schema: path.endsWith('.csv') ? { type: 'string' } : { type: 'object' } } } } };
-      const errors = consumes === undefined ? ERRORS : { ...ERRORS, ...STREAMED_BODY_ERRORS };
-      for (const [status, description] of Object.entries(errors)) {
-        if (status === '400' && body === undefined && consumes === undefined && parameters.length === 0) continue;
-        responses[status] = { description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+      const consumes = route.schema.consumes;
+      const success = route.schema.successStatus ?? 200;
+      const media = path.endsWith('.csv') ? 'text/csv' : 'application/json';
+      const responses: Record<string, unknown> = {
+        [String(success)]: { description: SUCCESS[success] ?? 'Done', ...(success === 204 ? {} : { content: { [media]: { schema: media === 'text/csv' ? { type: 'string' } : { type: 'object' } } } }) },
+      };
+      for (const status of errorStatuses(route)) {
+        responses[String(status)] = { description: ERRORS[status] ?? 'Refused', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
       }
       // A body read as a stream by the route: any bytes, in one of its media types.
       const streamed = consumes === undefined ? undefined : { required: true, content: Object.fromEntries(consumes.map((type) => [type, { schema: { type: 'string' } }])) };

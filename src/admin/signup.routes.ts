@@ -37,6 +37,9 @@ export function registerSignupRoute(app: FastifyInstance, deps: SignupRouteDeps)
       config: { public: true },
       schema: {
         tags: ['account: sign-up'],
+        successStatus: 201,
+        // 404 while sign-up is off; 409 when the name is taken.
+        errorStatuses: [404, 409],
         summary:
           'Sign up (when the operator enabled it): answers 201 with the new account (its trial credits) and logs its owner in like /login; at most SIGNUP_PER_ADDRESS_PER_DAY per client address in 24 hours (429 with Retry-After), 409 when the name is taken',
         body: signupBody,

@@ -1,5 +1,5 @@
-import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { USERNAME } from '../admin/api-schemas.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { USERNAME, object } from '../admin/api-schemas.js';
 import type { Actor } from '../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../webhooks/webhook.service.js';
 import type { Alerting } from './alerting.js';
@@ -18,11 +18,11 @@ import { CreditAlertError, MAX_THRESHOLD, MAX_THRESHOLDS } from './credit-alerts
  *   GET      {base}/webhooks/:id/deliveries          the delivery log, newest first
  *   GET      {base}/webhooks/:id/messages            the outbox rows, newest first
  *
- * Errors are JSON `{"error": {"code", "message", "field"?}}`; unknown body fields are refused.
+ * The plugins set no error handler: validation failures, the services' errors (WebhookError,
+ * CreditAlertError) and the guards' refusals reach the handler of the API they are registered in
+ * (installErrorHandling), so they answer in its one shape, `{"error": code, "message", "field"?}`.
+ * Bodies refuse unknown fields as every schema of those APIs does (`object`, propertyNames).
  */
-
-/** Refuses any property the schema does not name (Fastify's Ajv would otherwise drop it silently). */
-const NO_OTHER_FIELDS = { not: {} };
 
 const endpointFields = {
   url: { type: 'string', minLength: 1, maxLength: 2048 },
@@ -37,11 +37,7 @@ const idParams = {
   required: ['id'],
 } as const;
 
-const limitQuery = {
-  type: 'object',
-  properties: { limit: { type: 'integer', minimum: 1, maximum: 1000 } },
-  additionalProperties: NO_OTHER_FIELDS,
-} as const;
+const limitQuery = object({ limit: { type: 'integer', minimum: 1, maximum: 1000 } });
 
 interface IdParams {
   id: number;
@@ -60,13 +56,6 @@ export interface AlertRoutesOptions {
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
   /** Who the audit log names for a change the request makes (called once the request is authorised). */
   readonly actorOf: (request: FastifyRequest) => Actor;
-  /**
-   * When registered inside an API that has its own error handler (the admin and account APIs),
-   * errors these routes do not own (not logged in, CSRF, role, rate limit, internal) are passed to
-   * it, so they answer exactly as that API's other routes do (Fastify calls the enclosing scope's
-   * handler when a handler throws). Validation and domain errors keep this plugin's format.
-   */
-  readonly enclosingErrors?: boolean;
 }
 
 /** For `/account/api`: the account the request is authenticated as. */
@@ -86,7 +75,6 @@ export interface OperatorAlertRoutesOptions extends AlertRoutesOptions {
 
 /** `{base}` is the prefix it is registered under, e.g. `/account/api`. */
 export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app, options.enclosingErrors === true);
   routes(app, '', options, async (request) => ({ actor: 'account', accountId: await options.resolveAccountId(request) }), true);
   return Promise.resolve();
 };
@@ -97,7 +85,6 @@ export const accountAlertsRoutes: FastifyPluginAsync<AccountAlertRoutesOptions> 
  * told about every account.
  */
 export const operatorAlertsRoutes: FastifyPluginAsync<OperatorAlertRoutesOptions> = (app, options) => {
-  useJsonErrors(app, options.enclosingErrors === true);
   const access = (request: FastifyRequest): 'read' | 'write' => (request.method === 'GET' ? 'read' : 'write');
   routes(
     app,
@@ -161,7 +148,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
               },
             },
             required: ['thresholds'],
-            additionalProperties: NO_OTHER_FIELDS,
+            propertyNames: { enum: ['thresholds'] },
           },
         },
       },
@@ -172,7 +159,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   app.get(`${base}/webhooks`, { schema: { ...doc('Webhook endpoints'), params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
   app.post<{ Body: EndpointBody & { url: string } }>(
     `${base}/webhooks`,
-    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), params: params({}), body: { type: 'object', properties: endpointFields, required: ['url'], additionalProperties: NO_OTHER_FIELDS } } },
+    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), successStatus: 201, params: params({}), body: object(endpointFields, ['url']) } },
     async (request, reply) => {
       const scope = await scopeOf(request);
       const created = await changing(request).create(scope, request.body);
@@ -184,13 +171,13 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   );
   app.patch<{ Params: IdParams; Body: EndpointBody }>(
     `${base}/webhooks/:id`,
-    { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { type: 'object', properties: endpointFields, minProperties: 1, additionalProperties: NO_OTHER_FIELDS } } },
+    { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { ...object(endpointFields), minProperties: 1 } } },
     async (request) => {
       const scope = await scopeOf(request);
       return changing(request).update(scope, request.params.id, request.body);
     },
   );
-  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), params: params(idParams.properties) } }, async (request, reply) => {
+  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), successStatus: 204, params: params(idParams.properties) } }, async (request, reply) => {
     const scope = await scopeOf(request);
     await changing(request).remove(scope, request.params.id);
     return reply.code(204).send();
@@ -200,11 +187,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
     {
       schema: { ...doc('Rotate the signing secret: the old one also signs for graceSeconds (default 24 h)'),
         params: params(idParams.properties),
-        body: {
-          type: 'object',
-          properties: { graceSeconds: { type: 'integer', minimum: 0, maximum: MAX_ROTATION_GRACE_SECONDS } },
-          additionalProperties: NO_OTHER_FIELDS,
-        },
+        body: object({ graceSeconds: { type: 'integer', minimum: 0, maximum: MAX_ROTATION_GRACE_SECONDS } }),
       },
     },
     async (request) => {
@@ -212,7 +195,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       return changing(request).rotateSecret(scope, request.params.id, request.body?.graceSeconds ?? 24 * 3600);
     },
   );
-  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), params: params(idParams.properties) } }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), successStatus: 202, params: params(idParams.properties) } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const message = await changing(request).sendTest(scope, request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
@@ -229,30 +212,4 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       messages: (await webhooks.messages(await scopeOf(request), request.params.id, request.query.limit)).map(({ payload, ...m }) => ({ ...m, payload: JSON.parse(payload) as unknown })),
     }),
   );
-}
-
-/** JSON errors for this plugin's routes: validation (400, naming the field), domain codes, refusals. */
-function useJsonErrors(app: FastifyInstance, enclosingErrors: boolean): void {
-  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error.validation) {
-      const first = error.validation[0];
-      const unknown = first?.keyword === 'not';
-      const path = (first?.instancePath ?? '').replace(/^\//, '').replace(/\//g, '.');
-      const missingProperty = first?.keyword === 'required' ? (first.params as { missingProperty?: unknown }).missingProperty : undefined;
-      const missing = typeof missingProperty === 'string' ? missingProperty : '';
-      const field = [error.validationContext === 'body' ? '' : error.validationContext, path, missing].filter((p) => p !== undefined && p !== '').join('.');
-      const message = unknown ? `unknown field ${field}` : `${field === '' ? error.validationContext ?? 'request' : field} ${first?.message ?? 'is invalid'}`;
-      return reply.code(400).send({ error: { code: 'INVALID', message, ...(field !== '' ? { field } : {}) } });
-    }
-    if (error instanceof WebhookError || error instanceof CreditAlertError) {
-      return reply.code(error.code === 'NOT_FOUND' ? 404 : 400).send({ error: { code: error.code, message: error.message } });
-    }
-    if (enclosingErrors) throw error;
-    const status = typeof error.statusCode === 'number' ? error.statusCode : 500;
-    if (status >= 500) {
-      request.log.error({ err: error }, 'request failed');
-      return reply.code(500).send({ error: { code: 'INTERNAL', message: `Internal error; quote request id ${request.id} to the operator` } });
-    }
-    return reply.code(status).send({ error: { code: error.code, message: error.message } });
-  });
 }

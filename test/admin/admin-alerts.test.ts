@@ -93,7 +93,7 @@ describe.each(ENGINES)('alert routes in the admin and account APIs on %s', (engi
     expect((await root('DELETE', `/admin/api/accounts/alice/webhooks/${bobs.id}`)).statusCode).toBe(404);
     const unknown = await root('PUT', '/admin/api/accounts/nobody/alerts', { thresholds: [1] });
     expect(unknown.statusCode).toBe(404);
-    expect(unknown.json()).toMatchObject({ error: { code: 'NOT_FOUND', message: 'no account named nobody' } });
+    expect(unknown.json()).toEqual({ error: 'not-found', message: 'no account named nobody' });
     // The account's numeric id is not a username.
     expect((await root('GET', `/admin/api/accounts/${bobs.accountId}/alerts`)).statusCode).toBe(404);
   });

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError, installErrorHandling } from '../../src/admin/api-auth.js';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/alerts/alerts.routes.js';
 import type { Actor } from '../../src/audit/audit-log.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
@@ -7,9 +8,9 @@ import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
 
-/** A refusal as the real guards will throw it: an error with an HTTP status. */
-function refuse(statusCode: number, message: string): Error {
-  return Object.assign(new Error(message), { statusCode, code: statusCode === 401 ? 'UNAUTHENTICATED' : 'FORBIDDEN' });
+/** A refusal as the real guards throw it. */
+function refuse(statusCode: 401 | 403, message: string): Error {
+  return new ApiError(statusCode, statusCode === 401 ? 'unauthorized' : 'forbidden', message);
 }
 
 /**
@@ -57,6 +58,8 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     alice = (await t.services.accounts.show('alice')).id;
     bob = (await t.services.accounts.show('bob')).id;
     api = Fastify();
+    // The plugins have no error handler of their own: the enclosing API's answers their errors.
+    installErrorHandling(api, '');
     await api.register(accountAlertsRoutes, { prefix: '/account/api', alerting: t.services.alerting, actorOf: standInActor, resolveAccountId: standInAccount });
     await api.register(operatorAlertsRoutes, { prefix: '/admin/api', alerting: t.services.alerting, actorOf: standInActor, authorise: standInOperator, accountIdOf: accountIdOf(t) });
     base = await api.listen({ port: 0, host: '127.0.0.1' });
@@ -147,21 +150,21 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     for (const [method, path, body, field] of cases) {
       const res = await call(method, path, as(alice), body);
       expect(res.status, JSON.stringify(body)).toBe(400);
-      expect(res.json.error, JSON.stringify(body)).toMatchObject({ code: 'INVALID', field });
+      expect(res.json, JSON.stringify(body)).toMatchObject({ error: 'invalid-request', field });
     }
     const badUrl = await call('POST', '/account/api/webhooks', as(alice), { url: 'ftp://example.com/' });
-    expect(badUrl).toMatchObject({ status: 400, json: { error: { code: 'INVALID', message: 'url must use http or https' } } });
+    expect(badUrl).toMatchObject({ status: 400, json: { error: 'invalid-request', message: 'url must use http or https' } });
     const badId = await call('GET', '/account/api/webhooks/abc', as(alice));
-    expect(badId).toMatchObject({ status: 400, json: { error: { field: 'params.id' } } });
+    expect(badId).toMatchObject({ status: 400, json: { error: 'invalid-request', field: 'id' } });
     const badGrace = await call('POST', '/account/api/webhooks/1/rotate-secret', as(alice), { graceSeconds: -5 });
-    expect(badGrace).toMatchObject({ status: 400, json: { error: { field: 'graceSeconds' } } });
+    expect(badGrace).toMatchObject({ status: 400, json: { error: 'invalid-request', field: 'graceSeconds' } });
     expect(await t.services.alerting.webhooks.list({ actor: 'account', accountId: alice })).toHaveLength(0);
   });
 
   it('refuses requests the authoriser refuses, in JSON', async () => {
-    expect(await call('GET', '/account/api/webhooks', {})).toMatchObject({ status: 401, json: { error: { message: 'log in first' } } });
+    expect(await call('GET', '/account/api/webhooks', {})).toMatchObject({ status: 401, json: { error: 'unauthorized', message: 'log in first' } });
     expect(await call('GET', '/admin/api/webhooks', {})).toMatchObject({ status: 401 });
-    expect(await call('POST', '/admin/api/webhooks', viewer, { url: `${receiver.url}/op` })).toMatchObject({ status: 403, json: { error: { message: 'viewers may only read' } } });
+    expect(await call('POST', '/admin/api/webhooks', viewer, { url: `${receiver.url}/op` })).toMatchObject({ status: 403, json: { error: 'forbidden', message: 'viewers may only read' } });
     expect(await call('GET', '/admin/api/webhooks', viewer)).toMatchObject({ status: 200, json: { endpoints: [] } });
   });
 
@@ -181,7 +184,7 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     for (const [method, path, body] of attempts) {
       const res = await call(method, path, as(bob), body);
       expect(res.status, `${method} ${path}`).toBe(404);
-      expect(res.json.error, `${method} ${path}`).toMatchObject({ code: 'NOT_FOUND', message: `no webhook endpoint ${id}` });
+      expect(res.json, `${method} ${path}`).toEqual({ error: 'not-found', message: `no webhook endpoint ${id}` });
     }
     // Alice's endpoint is as she left it, and nothing was sent to it.
     expect((await call('GET', `/account/api/webhooks/${id}`, as(alice))).json).toMatchObject({ url: `${receiver.url}/alice`, previousSecretUntil: null });
@@ -198,11 +201,11 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     expect((await call('GET', '/account/api/webhooks', as(alice))).json.endpoints).toHaveLength(1);
     expect((await call('PUT', '/admin/api/accounts/alice/alerts', admin, { thresholds: [10] })).json).toMatchObject({ thresholds: [10], custom: true });
     expect((await call('GET', '/admin/api/accounts/alice/alerts', viewer)).json).toMatchObject({ thresholds: [10] });
-    expect(await call('GET', '/admin/api/accounts/nobody/alerts', admin)).toMatchObject({ status: 404, json: { error: { code: 'NOT_FOUND' } } });
-    expect(await call('POST', '/admin/api/accounts/nobody/webhooks', admin, { url: `${receiver.url}/x` })).toMatchObject({ status: 404, json: { error: { message: 'no account named nobody' } } });
+    expect(await call('GET', '/admin/api/accounts/nobody/alerts', admin)).toMatchObject({ status: 404, json: { error: 'not-found' } });
+    expect(await call('POST', '/admin/api/accounts/nobody/webhooks', admin, { url: `${receiver.url}/x` })).toMatchObject({ status: 404, json: { error: 'not-found', message: 'no account named nobody' } });
     // Accounts are named as on every other operator route: an id in their place is no username.
-    expect(await call('GET', `/admin/api/accounts/${alice}/alerts`, admin)).toMatchObject({ status: 404, json: { error: { message: `no account named ${alice}` } } });
-    expect(await call('GET', '/admin/api/accounts/not%20a%20name/alerts', admin)).toMatchObject({ status: 400, json: { error: { code: 'INVALID', field: 'params.username' } } });
+    expect(await call('GET', `/admin/api/accounts/${alice}/alerts`, admin)).toMatchObject({ status: 404, json: { error: 'not-found', message: `no account named ${alice}` } });
+    expect(await call('GET', '/admin/api/accounts/not%20a%20name/alerts', admin)).toMatchObject({ status: 400, json: { error: 'invalid-request', field: 'username' } });
     const own = await call('POST', '/admin/api/webhooks', admin, { url: `${receiver.url}/op` });
     expect(own.json.endpoint).toMatchObject({ accountId: null, createdBy: 'operator' });
     expect((await call('GET', '/admin/api/webhooks', viewer)).json.endpoints).toHaveLength(1);
