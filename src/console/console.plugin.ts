@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
-import { LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
+import { freeReasonWords, LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
 import type { Throttles } from '../admin/login-throttle.js';
@@ -353,6 +353,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
         xml: writeHttpResult(done.result, namespaceOf(operation)),
         charged: done.charged,
         balance: done.balance,
+        // The reason the pipeline gave the lookup's free ledger row (an account's lookup that cost nothing always has one).
+        free: done.charged === 0 ? freeReasonWords(done.free) : null,
       };
     } catch (error) {
       if (!(error instanceof LookupError)) throw error;
