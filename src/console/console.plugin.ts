@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
+import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
 import { freeReasonWords, LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
@@ -51,6 +52,8 @@ export interface ConsoleOptions {
   readonly audit: AuditLog;
   readonly db: ConstructorParameters<typeof LedgerQueries>[0];
   readonly clock: Clock;
+  /** Usage over every account for the operator overview, shared with the admin API's /usage. */
+  readonly allAccountsUsage: Pick<AllAccountsUsage, 'usage'>;
   /** BASE_URL when configured (links shown on pages); otherwise from the request. */
   readonly baseUrl?: string | undefined;
   /** The SOAP services the front page links to. */
@@ -377,7 +380,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   // ---- operators ----
 
-  registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, ledger, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
+  registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, usage: options.allAccountsUsage, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {
     const { viewer } = await signIn(request, 'operator');
