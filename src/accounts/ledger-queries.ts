@@ -7,23 +7,25 @@ import type { Db, FreeReason, LedgerKind, LedgerTable, Tx } from '../storage/dat
  * Euro NCAP search...), or a repeat of a paid lookup under its Idempotency-Key. `free` alone is
  * a free row whose reason this version does not know.
  */
-export type LedgerReason =
-  | 'charged'
-  | 'free test plate'
-  | 'free: no result'
-  | 'free: repeated request'
-  | 'free'
-  | 'top-up'
-  | 'initial credits'
-  | 'trial credits'
-  | 'removal';
+export type LedgerReason = 'charged' | FreeLedgerReason | 'top-up' | 'initial credits' | 'trial credits' | 'removal';
+
+/** The reasons of free rows (kind `free`). */
+export type FreeLedgerReason = 'free test plate' | 'free: no result' | 'free: repeated request' | 'free';
 
 /** The words of each free reason, as `reason` shows it (API, CSV, console). */
-const FREE_REASONS: Readonly<Record<FreeReason, LedgerReason>> = {
+const FREE_REASONS: Readonly<Record<FreeReason, FreeLedgerReason>> = {
   'test-plate': 'free test plate',
   'no-result': 'free: no result',
   replay: 'free: repeated request',
 };
+
+/**
+ * The words of a free lookup's reason, as its ledger row's `reason` says them; `free` when the
+ * lookup gave none. Try it shows a lookup's outcome (LookupOutcome.free) through this too.
+ */
+export function freeReasonWords(reason: FreeReason | null | undefined): FreeLedgerReason {
+  return (reason === null || reason === undefined ? undefined : FREE_REASONS[reason]) ?? 'free';
+}
 
 /**
  * The rows a ledger read may ask for (`type=`): charged lookups, free lookups, both (every
@@ -120,7 +122,7 @@ function reason(row: Selectable<LedgerTable>): LedgerReason {
     case 'debit':
       return 'charged';
     case 'free':
-      return (row.free_reason === null ? undefined : FREE_REASONS[row.free_reason]) ?? 'free';
+      return freeReasonWords(row.free_reason);
     case 'removal':
       return 'removal';
     case 'topup':

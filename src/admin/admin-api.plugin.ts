@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
+import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
 import { LedgerQueries } from '../accounts/ledger-queries.js';
 import type { Alerting } from '../alerts/alerting.js';
 import { accountAlertsRoutes, operatorAlertsRoutes } from '../alerts/alerts.routes.js';
@@ -44,6 +45,8 @@ export interface AdminApiOptions {
   readonly audit: AuditLog;
   readonly db: ConstructorParameters<typeof LedgerQueries>[0];
   readonly clock: Clock;
+  /** Usage over every account for the operator overview, one cache for the API and the console (src/accounts/all-accounts-usage.ts). */
+  readonly allAccountsUsage: Pick<AllAccountsUsage, 'usage'>;
   /** The login throttle and the per-caller request limit, shared by both APIs and the console (createServices). */
   readonly throttles: Throttles;
   /** Public base URL for invite links; default: from the request. */
@@ -280,7 +283,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   );
 
   app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
-  registerOverviewRoutes(app, { ledger, lookupStats: options.lookupStats });
+  registerOverviewRoutes(app, { usage: options.allAccountsUsage, lookupStats: options.lookupStats });
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
   // The console changes test plates through the same function (src/datasets/test-plate-changes.ts).

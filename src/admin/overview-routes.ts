@@ -1,11 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import type { LedgerQueries } from '../accounts/ledger-queries.js';
+import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
 import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import { usageRange } from './account-routes.js';
 import { usageQuery } from './api-schemas.js';
 
 export interface OverviewRouteDeps {
-  readonly ledger: LedgerQueries;
+  /** Usage over every account, closed days kept in process (the console's overview shares it). */
+  readonly usage: Pick<AllAccountsUsage, 'usage'>;
   readonly lookupStats: LookupStatsRepository;
 }
 
@@ -22,7 +23,7 @@ export function registerOverviewRoutes(app: FastifyInstance, deps: OverviewRoute
     { schema: { tags: [TAG], summary: 'Charged lookups and credits of every account by UTC day and operation', querystring: usageQuery } },
     async (request) => {
       const { from, to } = usageRange(request.query);
-      return { from, to, days: await deps.ledger.allAccountsUsage(from, to) };
+      return { from, to, days: await deps.usage.usage(from, to) };
     },
   );
 

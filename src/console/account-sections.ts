@@ -1,7 +1,7 @@
 import type { Account } from '../accounts/account.js';
 import { accountStatus } from '../accounts/account.js';
 import type { ApiKeyInfo } from '../accounts/api-key.repository.js';
-import type { LedgerRow, LedgerRowType, UsageRow } from '../accounts/ledger-queries.js';
+import type { FreeLedgerReason, LedgerRow, LedgerRowType, UsageRow } from '../accounts/ledger-queries.js';
 import { html, type Html } from './html.js';
 import { csrfField, when, type Viewer } from './layout.js';
 import { usageChart } from './usage-chart.js';
@@ -47,6 +47,23 @@ function lookup(row: LedgerRow): Html {
   return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'}`;
 }
 
+/**
+ * Why a lookup cost nothing, in words ("is free: a test plate"): the ledger row's explanation,
+ * and Try it's for the lookup it just ran.
+ */
+export function whyFree(reason: FreeLedgerReason): string {
+  switch (reason) {
+    case 'free test plate':
+      return 'is free: a test plate';
+    case 'free: no result':
+      return 'is free: the answer held no data to charge for (an empty search or list)';
+    case 'free: repeated request':
+      return 'is free: it repeated an earlier, paid lookup with the same Idempotency-Key and got its stored answer';
+    case 'free':
+      return 'cost nothing';
+  }
+}
+
 /** Why a ledger row moved what it did, in words (the row's `reason`, with its details). */
 export function whyItCost(row: LedgerRow): Html {
   const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
@@ -54,13 +71,10 @@ export function whyItCost(row: LedgerRow): Html {
     case 'charged':
       return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
     case 'free test plate':
-      return html`${lookup(row)} is free: a test plate.`;
     case 'free: no result':
-      return html`${lookup(row)} is free: the answer held no data to charge for (an empty search or list).`;
     case 'free: repeated request':
-      return html`${lookup(row)} is free: it repeated an earlier, paid lookup with the same Idempotency-Key and got its stored answer.`;
     case 'free':
-      return html`${lookup(row)} cost nothing.`;
+      return html`${lookup(row)} ${whyFree(row.reason)}.`;
     case 'initial credits':
       return html`Credits given when the account was created.`;
     case 'trial credits':

@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../accounts/account.service.js';
 import type { Account } from '../accounts/account.js';
-import { LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
+import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
+import { freeReasonWords, LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
 import type { Throttles } from '../admin/login-throttle.js';
@@ -51,6 +52,8 @@ export interface ConsoleOptions {
   readonly audit: AuditLog;
   readonly db: ConstructorParameters<typeof LedgerQueries>[0];
   readonly clock: Clock;
+  /** Usage over every account for the operator overview, shared with the admin API's /usage. */
+  readonly allAccountsUsage: Pick<AllAccountsUsage, 'usage'>;
   /** BASE_URL when configured (links shown on pages); otherwise from the request. */
   readonly baseUrl?: string | undefined;
   /** The SOAP services the front page links to. */
@@ -353,6 +356,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
         xml: writeHttpResult(done.result, namespaceOf(operation)),
         charged: done.charged,
         balance: done.balance,
+        // The reason the pipeline gave the lookup's free ledger row (an account's lookup that cost nothing always has one).
+        free: done.charged === 0 ? freeReasonWords(done.free) : null,
       };
     } catch (error) {
       if (!(error instanceof LookupError)) throw error;
@@ -375,7 +380,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
 
   // ---- operators ----
 
-  registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, ledger, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
+  registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, usage: options.allAccountsUsage, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {
     const { viewer } = await signIn(request, 'operator');

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../accounts/account.service.js';
-import type { LedgerQueries } from '../accounts/ledger-queries.js';
+import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
 import type { Principal } from '../admin/api-auth.js';
 import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
@@ -19,7 +19,8 @@ export interface OverviewRouteDeps {
   readonly passwordFirst: (viewer: Viewer, reply: FastifyReply) => FastifyReply | undefined;
   readonly render: (reply: FastifyReply, body: string) => FastifyReply;
   readonly accounts: AccountService;
-  readonly ledger: LedgerQueries;
+  /** Usage over every account, closed days kept in process (the admin API's /usage shares it). */
+  readonly usage: Pick<AllAccountsUsage, 'usage'>;
   readonly lookupStats: LookupStatsRepository;
   readonly upstream: () => Record<string, ProviderStatus>;
   readonly clock: Clock;
@@ -43,7 +44,7 @@ export function registerOverviewRoute(app: FastifyInstance, deps: OverviewRouteD
     const hourEnd = now - (now % HOUR_MS) + HOUR_MS;
     const iso = (ms: number) => new Date(ms).toISOString();
     const [usage, day, month, low, all] = await Promise.all([
-      deps.ledger.allAccountsUsage(usageFrom.toISOString(), usageTo.toISOString()),
+      deps.usage.usage(usageFrom.toISOString(), usageTo.toISOString()),
       deps.lookupStats.byInterface(iso(hourEnd - DAY_MS), iso(hourEnd)),
       deps.lookupStats.byInterface(iso(hourEnd - USAGE_DAYS * DAY_MS), iso(hourEnd)),
       deps.accounts.lowBalance(LOW_BALANCE, LOW_BALANCE_LISTED),

@@ -1,5 +1,7 @@
 import { Catalogue } from '../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
+import type { FreeLedgerReason } from '../accounts/ledger-queries.js';
+import { whyFree } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, type Viewer } from './layout.js';
 
@@ -7,7 +9,15 @@ export const TRY_IT_PATH = '/console/account/try';
 
 /** What a run through the page gave: the answer in both encodings and its cost, or the lookup's error. */
 export type TryItOutcome =
-  | { readonly ok: true; readonly json: string; readonly xml: string; readonly charged: number; readonly balance: number }
+  | {
+      readonly ok: true;
+      readonly json: string;
+      readonly xml: string;
+      readonly charged: number;
+      readonly balance: number;
+      /** Why it cost nothing, as its ledger row says (freeReasonWords of the lookup's outcome); null when charged. */
+      readonly free: FreeLedgerReason | null;
+    }
   | { readonly ok: false; readonly error: string };
 
 export interface TryItInput {
@@ -28,7 +38,7 @@ function parameterInputs(op: OperationDeclaration, values: TryItInput['values'])
 function outcomeSection(outcome: TryItOutcome): Html {
   if (!outcome.ok) return html`<section aria-labelledby="answer"><h2 id="answer">Answer</h2>${message('error', outcome.error)}<p data-testid="cost">Charged: 0 credits (a lookup that fails costs nothing).</p></section>`;
   return html`<section aria-labelledby="answer"><h2 id="answer">Answer</h2>
-<p data-testid="cost">${outcome.charged === 0 ? html`Charged: 0 credits (<strong>free</strong>: a test plate, or nothing to charge)` : html`Charged: <strong>${outcome.charged}</strong> credit${outcome.charged === 1 ? '' : 's'}`}. Balance now: <strong data-testid="try-balance">${outcome.balance}</strong>.</p>
+<p data-testid="cost">${outcome.free !== null ? html`Charged: 0 credits — this lookup <strong data-testid="free-reason" data-reason="${outcome.free}">${whyFree(outcome.free)}</strong>` : html`Charged: <strong>${outcome.charged}</strong> credit${outcome.charged === 1 ? '' : 's'}`}. Balance now: <strong data-testid="try-balance">${outcome.balance}</strong>.</p>
 <h3>JSON (as <code>/api/json.aspx</code> answers)</h3><pre data-testid="json-answer">${outcome.json}</pre>
 <h3>XML (as the HTTP GET binding answers)</h3><pre data-testid="xml-answer">${outcome.xml}</pre></section>`;
 }

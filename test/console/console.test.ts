@@ -400,8 +400,28 @@ describe('console Try it and upstream status', () => {
     const owner = await customerSession('alice', 'alice-owner');
     const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
     expect(res.statusCode).toBe(200);
-    expect(res.body).toContain('Charged: 0 credits (<strong>free</strong>');
+    expect(res.body).toContain('Charged: 0 credits — this lookup <strong data-testid="free-reason" data-reason="free test plate">is free: a test plate</strong>.');
     expect(await t.services.accounts.balance('alice')).toBe(0);
+    // The page says what the ledger row says.
+    expect((await get(t, '/console/account', owner)).body).toContain('lookup of <code>EG258MA</code> over console is free: a test plate.');
+  });
+
+  it('says a lookup whose answer holds nothing to charge for is free for that reason, and charges nothing', async () => {
+    await t.account('alice', 3);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckEuroNCap', Make: 'Nonexistent', Model: 'Car' }, owner);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('data-reason="free: no result">is free: the answer held no data to charge for (an empty search or list)</strong>');
+    expect(res.body).toContain('data-testid="try-balance">3<');
+    expect(await t.services.accounts.balance('alice')).toBe(3);
+  });
+
+  it('gives no free reason for a charged lookup', async () => {
+    await t.account('alice', 3);
+    const owner = await customerSession('alice', 'alice-owner');
+    const res = await post(t, '/console/account/try', { operation: 'CheckFrance', RegistrationNumber: 'EG258MA' }, owner);
+    expect(res.body).toContain('Charged: <strong>1</strong> credit.');
+    expect(res.body).not.toContain('free-reason');
   });
 
   it("shows free lookups in the customer's ledger with why they were free, filters them, and charts them apart from the charged ones", async () => {
