@@ -67,16 +67,29 @@ function messageId(random: (size: number) => Buffer): string {
 }
 
 /**
- * An endpoint as the audit log records it: never a secret, and the URL without its query string
- * (where receivers conventionally put a token). Operators can read the URL through the API anyway.
+ * An endpoint as the audit log records it: never a secret. Receivers put tokens in the query
+ * string (`?token=`) or in the path (Slack's `/services/T…/B…/<token>`, Discord's
+ * `/api/webhooks/<id>/<token>`), and the audit log keeps what it is given for good, the old URL
+ * of a replaced, leaked one too: so the query is left out and every path segment of
+ * AUDIT_SEGMENT_LIMIT characters or more is recorded as `…`. Operators read the URL through the API.
  */
 function auditView(endpoint: EndpointWithSecrets): Record<string, unknown> {
-  return { endpointId: endpoint.id, url: withoutQuery(endpoint.url), description: endpoint.description, enabled: endpoint.enabled, events: endpoint.events };
+  return { endpointId: endpoint.id, url: auditUrl(endpoint.url), description: endpoint.description, enabled: endpoint.enabled, events: endpoint.events };
 }
 
-function withoutQuery(url: string): string {
+/** A path segment this long is taken for a token (Slack's are 24 characters; ids and words are shorter). */
+const AUDIT_SEGMENT_LIMIT = 16;
+
+function auditUrl(url: string): string {
   const at = url.search(/[?#]/);
-  return at < 0 ? url : `${url.slice(0, at)}?…`;
+  const [base = '', rest = ''] = at < 0 ? [url] : [url.slice(0, at), '?…'];
+  const origin = /^[a-z][a-z0-9+.-]*:\/\/[^/]*/i.exec(base)?.[0] ?? '';
+  const path = base
+    .slice(origin.length)
+    .split('/')
+    .map((segment) => (segment.length >= AUDIT_SEGMENT_LIMIT ? '…' : segment))
+    .join('/');
+  return `${origin}${path}${rest}`;
 }
 
 /** Registering endpoints, rotating their secrets, test-sends, and putting events in the outbox. */

@@ -60,6 +60,17 @@ describe.each(ENGINES)('audit rows of alerts, webhooks and test plates on %s', (
     expect(text).not.toContain('whsec_');
   });
 
+  it('records a receiver URL without the token its path or query may carry', async () => {
+    const alice = as(t, await customer(t, 'alice', 'alice-owner'));
+    const token = 'XyZ0123456789abcdefGHIJk';
+    const created = (await alice('POST', '/account/api/webhooks', { url: `http://127.0.0.1:9/services/T0A1B2C3D/B0A1B2C3D/${token}?k=1` })).json<{ endpoint: { id: number } }>();
+    expect((await alice('DELETE', `/account/api/webhooks/${created.endpoint.id}`)).statusCode).toBe(204);
+    const rows = await allRows();
+    expect(row(rows, 'webhook.create', 'alice')?.after).toMatchObject({ url: 'http://127.0.0.1:9/services/T0A1B2C3D/B0A1B2C3D/…?…' });
+    expect(row(rows, 'webhook.delete', 'alice')?.before).toMatchObject({ url: 'http://127.0.0.1:9/services/T0A1B2C3D/B0A1B2C3D/…?…' });
+    expect(JSON.stringify(rows)).not.toContain(token);
+  });
+
   it('records an operator’s changes to an account’s alerts and to its own endpoints, as the operator', async () => {
     const root = as(t, await operator(t, 'root'));
     const own = (await root('POST', '/admin/api/webhooks', { url: 'http://127.0.0.1:9/ops' })).json<{ endpoint: { id: number }; secret: string }>();
