@@ -5,7 +5,7 @@ import { LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js'
 import type { LedgerTable } from '../../src/storage/database.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
-import { HAVE_CHROMIUM, launchChromium, SHOTS } from '../helpers/chromium.js';
+import { HAVE_CHROMIUM, launchChromium, shot } from '../helpers/chromium.js';
 
 /**
  * The operator overview in Chromium (issue 18): a month of usage over several accounts and
@@ -111,13 +111,13 @@ describe.skipIf(!HAVE_CHROMIUM)('operator overview in Chromium', () => {
     await expect(page.locator('tr[data-interface="http-get"] td').nth(4).textContent()).resolves.toBe('911');
     const low = await page.locator('section[aria-labelledby="low"] tbody td:first-child').allTextContents();
     expect(low).toEqual(['initech', 'hooli', 'globex']);
-    await page.screenshot({ path: `${SHOTS}/operator-overview.png`, fullPage: true });
+    await shot(page, 'operator-overview');
 
     const phone = await browser.newContext({ viewport: { width: 375, height: 740 }, baseURL: base });
     const small = await phone.newPage();
     await logIn(small);
     expect(await small.evaluate('document.documentElement.scrollWidth <= window.innerWidth + 1')).toBe(true);
-    await small.screenshot({ path: `${SHOTS}/operator-overview-phone.png`, fullPage: true });
+    await shot(small, 'operator-overview-phone');
 
     expect(problems).toEqual([]);
     await ctx.close();

@@ -2,7 +2,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
-import { HAVE_CHROMIUM, launchChromium, SHOTS, unlabelledFields } from '../helpers/chromium.js';
+import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
  * The one OpenAPI documentation page (src/web/openapi-docs/) in a real browser, for both documents
@@ -69,7 +69,7 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     await page.getByLabel('Filter operations').fill('checkfrance');
     expect(await page.locator('details.operation:visible').count()).toBe(1);
     expect(await unlabelled(page)).toEqual([]);
-    await page.screenshot({ path: `${SHOTS}/openapi-lookup.png`, fullPage: false });
+    await shot(page, 'openapi-lookup', { fullPage: false });
     expect(problems).toEqual([]);
     await ctx.close();
   });
@@ -97,7 +97,7 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     await expect.poll(() => balance.locator('pre.answer').textContent()).toContain('200 OK');
     expect(await balance.locator('pre.answer').textContent()).toContain('"status": "active"');
     expect(await unlabelled(page)).toEqual([]);
-    await page.screenshot({ path: `${SHOTS}/openapi-admin.png`, fullPage: false });
+    await shot(page, 'openapi-admin', { fullPage: false });
     expect(problems).toEqual([]);
     await ctx.close();
   });

@@ -13,7 +13,7 @@ export const HAVE_CHROMIUM = existsSync(CHROMIUM);
  * Where the browser tests write their screenshots: .scratch/screenshots, or CONSOLE_SCREENSHOTS
  * (`CONSOLE_SCREENSHOTS=docs/screenshots` refreshes the ones the README shows).
  */
-export const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
+const SHOTS = resolve(process.env.CONSOLE_SCREENSHOTS ?? '.scratch/screenshots');
 
 /** Headless, with the flags this machine's closed network needs. */
 export function launchChromium(): Promise<Browser> {
@@ -21,9 +21,9 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 }
 
-/** A full-page screenshot named `name`.png in SHOTS. */
-export function shot(page: Page, name: string): Promise<Buffer> {
-  return page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
+/** A screenshot named `name`.png in SHOTS: the whole page, or only the viewport. */
+export function shot(page: Page, name: string, { fullPage = true } = {}): Promise<Buffer> {
+  return page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage });
 }
 
 /**

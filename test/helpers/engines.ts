@@ -1,5 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStorage, type Storage } from '../../src/storage/create-database.js';
 
 /** The storage engines every storage test runs on (STYLE.md 10). */
 export const ENGINES = ['sqlite', 'postgres'] as const;
@@ -64,6 +68,24 @@ export async function freshPostgresDatabase(): Promise<{ url: string; drop: () =
       } finally {
         await client.end();
       }
+    },
+  };
+}
+
+/**
+ * A store of its own on `engine` (a temporary folder; on PostgreSQL a fresh database), migrated as
+ * the service opens one; `cleanUp` closes it and removes both.
+ */
+export async function freshStorage(engine: TestEngine, prefix: string): Promise<{ storage: Storage; cleanUp: () => Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
+  const storage = await openStorage({ dataDir: dir, ...(database ? { databaseUrl: database.url } : {}) });
+  return {
+    storage,
+    cleanUp: async () => {
+      await storage.close();
+      await database?.drop();
+      rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,12 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AllAccountsUsage, CLOSED_DAY_GRACE_MS } from '../../src/accounts/all-accounts-usage.js';
 import { LedgerQueries, type UsageRow } from '../../src/accounts/ledger-queries.js';
-import { openStorage, type Storage } from '../../src/storage/create-database.js';
-import { enginesToTest, freshPostgresDatabase } from '../helpers/engines.js';
+import type { Storage } from '../../src/storage/create-database.js';
+import { enginesToTest, freshStorage } from '../helpers/engines.js';
 
 /**
  * The operator overview's usage over every account with closed UTC days kept in process
@@ -26,14 +23,7 @@ describe.each(await enginesToTest())('all-accounts usage with closed days kept, 
   let bob: number;
 
   beforeEach(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'all-accounts-usage-'));
-    const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-    storage = await openStorage({ dataDir: dir, ...(database ? { databaseUrl: database.url } : {}) });
-    cleanUp = async () => {
-      await storage.close();
-      await database?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    };
+    ({ storage, cleanUp } = await freshStorage(engine, 'all-accounts-usage-'));
     queries = new LedgerQueries(storage.db);
     asked = [];
     ann = await account('ann');

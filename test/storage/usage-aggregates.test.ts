@@ -1,13 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { CompiledQuery, sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AccountRepository } from '../../src/accounts/account.repository.js';
 import { LedgerQueries } from '../../src/accounts/ledger-queries.js';
 import { LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
-import { openStorage, type Storage } from '../../src/storage/create-database.js';
-import { enginesToTest, freshPostgresDatabase } from '../helpers/engines.js';
+import type { Storage } from '../../src/storage/create-database.js';
+import { enginesToTest, freshStorage } from '../helpers/engines.js';
 
 /**
  * The operator overview's aggregates in the store (issues 16 and 18), on both engines: usage by UTC
@@ -20,14 +17,7 @@ describe.each(await enginesToTest())('usage aggregates on %s', (engine) => {
   let cleanUp: () => Promise<void>;
 
   beforeEach(async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'usage-aggregates-'));
-    const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-    storage = await openStorage({ dataDir: dir, ...(database ? { databaseUrl: database.url } : {}) });
-    cleanUp = async () => {
-      await storage.close();
-      await database?.drop();
-      rmSync(dir, { recursive: true, force: true });
-    };
+    ({ storage, cleanUp } = await freshStorage(engine, 'usage-aggregates-'));
   });
   afterEach(async () => {
     await cleanUp();
