@@ -38,6 +38,7 @@ import type { OpenApiCollector } from './openapi-document.js';
 import { registerDocsPage } from '../web/openapi-docs/openapi-docs-page.js';
 import { registerSignupRoute } from './signup.routes.js';
 import type { User, UserService } from './user.service.js';
+import { baseUrlOf } from '../web/base-url.js';
 
 export interface AdminApiOptions {
   readonly accounts: AccountService;
@@ -79,10 +80,6 @@ function principalOf(request: FastifyRequest): Principal {
 
 function describeUser(user: User): Record<string, unknown> {
   return { id: user.id, name: user.name, role: user.role, account: user.account, active: user.active, mustChangePassword: user.mustChangePassword, disabled: user.disabled, createdAt: user.createdAt };
-}
-
-function baseUrlOf(request: FastifyRequest, configured: string | undefined): string {
-  return configured ?? `${request.protocol}://${request.host}`;
 }
 
 /** Routes every session API has: me, password, logout, logout everywhere, invite acceptance. */

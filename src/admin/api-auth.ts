@@ -2,6 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AccountError } from '../accounts/account.service.js';
 import { CreditAlertError } from '../alerts/credit-alerts.js';
+import { TestPlateError } from '../datasets/test-plate-changes.js';
 import type { Actor } from '../audit/audit-log.js';
 import type { LoginThrottle, RequestLimiter } from './login-throttle.js';
 import { WebhookError } from '../webhooks/webhook.service.js';
@@ -114,6 +115,14 @@ const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookEr
   FORBIDDEN: { status: 403, code: 'forbidden' },
 };
 
+/** The status and code of a service's own error (the console shows the status with the message); undefined for any other error. */
+export function domainError(error: unknown): { status: number; code: string } | undefined {
+  if (error instanceof AccountError || error instanceof UserError || error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) {
+    return DOMAIN_ERRORS[error.code];
+  }
+  return undefined;
+}
+
 /**
  * Maps errors to the API's JSON answers, `{"error": code, "message", "field"?}`; never a stack
  * trace. Plugins registered inside the API (imports, alerts and webhooks) set no handler of their
@@ -137,10 +146,8 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       if (error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
       return reply.code(error.status).send({ error: error.error, message: error.message, ...(error.field ? { field: error.field } : {}) });
     }
-    if (error instanceof AccountError || error instanceof UserError || error instanceof WebhookError || error instanceof CreditAlertError) {
-      const { status, code } = DOMAIN_ERRORS[error.code];
-      return reply.code(status).send({ error: code, message: error.message });
-    }
+    const domain = domainError(error);
+    if (domain) return reply.code(domain.status).send({ error: domain.code, message: error.message });
     const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) {
       request.log.error({ err: error }, 'admin API request failed');

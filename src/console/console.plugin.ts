@@ -3,7 +3,7 @@ import { AccountError, MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type A
 import type { Account } from '../accounts/account.js';
 import type { AllAccountsUsage } from '../accounts/all-accounts-usage.js';
 import { freeReasonWords, LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../accounts/ledger-queries.js';
-import { actorOf, ApiError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
+import { actorOf, ApiError, domainError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../admin/api-auth.js';
 import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../admin/api-schemas.js';
 import type { Throttles } from '../admin/login-throttle.js';
 import { UserError, type UserService } from '../admin/user.service.js';
@@ -37,9 +37,6 @@ import { writeHttpResult } from '../protocols/asmx-http/asmx-http.plugin.js';
 import type { LookupStatsRepository } from '../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../providers/upstream/upstream-monitor.js';
 import { daysBetween } from './usage-chart.js';
-import { CreditAlertError } from '../alerts/credit-alerts.js';
-import { TestPlateError } from '../datasets/test-plate-changes.js';
-import { WebhookError } from '../webhooks/webhook.service.js';
 import { registerAlertPages, type AlertPagesDeps } from './alert.routes.js';
 import type { Audience, ConsoleContext } from './console-context.js';
 import { registerSessionPages } from './session.routes.js';
@@ -107,11 +104,10 @@ function describeError(error: FastifyError): { status: number; text: string } {
     return { status: 400, text: `The field “${field}” ${first?.message ?? 'is invalid'}.` };
   }
   if (error instanceof ApiError) return { status: error.status, text: error.message };
-  if (error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) return { status: error.code === 'NOT_FOUND' ? 404 : 400, text: error.message };
   if (error instanceof LedgerFilterError) return { status: 400, text: `The ledger filter: ${error.message}.` };
-  if (error instanceof AccountError || error instanceof UserError) {
-    return { status: { NOT_FOUND: 404, ALREADY_EXISTS: 409, INVALID: 400, INSUFFICIENT_CREDITS: 409, FORBIDDEN: 403 }[error.code], text: error.message };
-  }
+  // The services' errors answer with the API's statuses (one table: src/admin/api-auth.ts).
+  const domain = domainError(error);
+  if (domain) return { status: domain.status, text: error.message };
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   return { status, text: status === 500 ? 'Internal error.' : error.message };
 }

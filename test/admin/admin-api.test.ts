@@ -184,6 +184,19 @@ describe.each(ENGINES)('admin API on %s', (engine) => {
     expect((await call('GET', `/admin/api/accounts/acme/usage?from=${today}T00:00:00Z&to=${tomorrow}T00:00:00Z`)).json()).toMatchObject({ days: [{ day: today, operation: 'CheckFrance', lookups: 1, credits: 1 }] });
   });
 
+  it('builds an invite link from the request host only when it is a valid host, as every other link', async () => {
+    const who = await operator(t, 'root');
+    await as(t, who)('POST', '/admin/api/accounts', { username: 'acme' });
+    const invite = (host: string) =>
+      t.app.inject({ method: 'POST', url: '/admin/api/accounts/acme/users', headers: { host, cookie: who.cookie, 'x-csrf-token': who.csrf }, payload: { name: `u${host.length}`, role: 'member' } });
+    const good = await invite('lookup.example.com:8443');
+    expect(good.statusCode).toBe(201);
+    expect(good.json<{ inviteUrl: string }>().inviteUrl).toMatch(/^http:\/\/lookup\.example\.com:8443\/account\/invite#[\w-]+$/);
+    const bad = await invite('evil.example"><script>');
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).not.toContain('invite#');
+  });
+
   it('records every kind of change in the audit log, the CLI included, never a secret', async () => {
     const call = as(t, await operator(t, 'root'));
     const { apiKey } = (await call('POST', '/admin/api/accounts', { username: 'acme', credits: 3 })).json<{ apiKey: string }>();
