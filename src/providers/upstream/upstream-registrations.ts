@@ -15,6 +15,8 @@ import type { ProviderRegistration } from '../provider-chains.js';
 import type { OfflineVinProvider } from '../vin-offline/offline-vin.provider.js';
 import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
 import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
+import { IsraelClient } from '../israel/israel.client.js';
+import { IsraelVehicleProvider } from '../israel/israel-vehicle.provider.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import type { ProviderConfig } from './provider-config.js';
@@ -62,6 +64,11 @@ function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): 
   return config.vegvesen ? [{ operations: ['CheckNorway'], provider: new NorwayVehicleProvider(VegvesenClient.create(context, config.vegvesen)) }] : [];
 }
 
+/** Israel: `CheckIsrael` from the Ministry of Transport registers on data.gov.il. */
+function israelRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  return config.israel ? [{ operations: ['CheckIsrael'], provider: new IsraelVehicleProvider(IsraelClient.create(context, config.israel)) }] : [];
+}
+
 /**
  * US recalls and Canadian specifications (upstream-sources.md §10.4, §10.6), behind
  * `CheckRecalledVIN` (a `string`) and `CarSpecifications` (a `DataGrid`). The recalls need the
@@ -94,6 +101,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...ukRegistrations(context, config),
     ...netherlandsRegistrations(context, config),
     ...norwayRegistrations(context, config),
+    ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
   ];
 }
