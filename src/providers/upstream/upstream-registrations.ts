@@ -11,6 +11,8 @@ import { CanadianSpecsClient } from '../nhtsa/canadian-specs.client.js';
 import { CarSpecificationsProvider } from '../nhtsa/car-specifications.provider.js';
 import { NhtsaRecallsClient } from '../nhtsa/nhtsa-recalls.client.js';
 import { RecalledVinProvider } from '../nhtsa/recalled-vin.provider.js';
+import { NhtsaRatingsClient } from '../nhtsa/nhtsa-ratings.client.js';
+import { RATED_OPERATIONS, SafetyRatingsProvider } from '../nhtsa/safety-ratings.enricher.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import type { OfflineVinProvider } from '../vin-offline/offline-vin.provider.js';
 import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
@@ -78,6 +80,12 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
   const registrations: ProviderRegistration[] = [];
   if (config.nhtsaRecalls && deps.vinOffline) {
     registrations.push({ operations: ['CheckRecalledVIN'], provider: new RecalledVinProvider(deps.vinOffline, NhtsaRecallsClient.create(context, config.nhtsaRecalls)) });
+  }
+  if (config.nhtsaRatings) {
+    // An enrichment, not a provider: every provider of VinCheck and CheckUSA (the local store's
+    // imported records too) has its found vehicles rated.
+    const ratings = NhtsaRatingsClient.create(context, config.nhtsaRatings);
+    registrations.push({ operations: RATED_OPERATIONS, wrap: (provider) => new SafetyRatingsProvider(provider, ratings) });
   }
   if (config.canadaSpecs) {
     registrations.push({ operations: ['CarSpecifications'], provider: new CarSpecificationsProvider(CanadianSpecsClient.create(context, config.canadaSpecs), deps.clock) });
