@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { requestLoggerFactory } from '../src/ops/request-logger.js';
+import { requestLoggerFactory } from '../src/http/request-logger.js';
 
 function required(name: string): string {
   const value = process.env[name];
