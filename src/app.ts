@@ -77,7 +77,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestLogFields },
     },
-    // request.log becomes a pino child only when a request logs a line (src/ops/request-logger.ts).
+    // request.log becomes a pino child only when a request logs a line (src/http/request-logger.ts).
     childLoggerFactory: requestLoggerFactory,
     trustProxy: config.trustProxy,
     // Our request id: generated here, unique, written to the ledger and sent back in x-request-id.
@@ -107,7 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
     // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
-    // written (src/web/client-errors.ts).
+    // written (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.handle,
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").

@@ -22,7 +22,7 @@ interface Exchange {
  * even parsed their bodies) and those whose handler has started (a GET runs without waiting for
  * a body that then turns out broken). A request still waiting for its body is not owed: the
  * timeout or the broken body is its own, and the error answers it. That includes a request whose
- * started handler reads the body as a stream (an import upload, src/admin/import-routes.ts): its
+ * started handler reads the body as a stream (an import upload, src/http/api/import.routes.ts): its
  * answer waits for that body, so waiting for its answer would hold the connection until the
  * socket timeout (a client that hung up mid-upload: HPE_INVALID_EOF_STATE).
  *

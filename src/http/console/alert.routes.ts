@@ -13,7 +13,7 @@ import { html } from './html.js';
 import type { Viewer } from './layout.js';
 import { accountPaths } from './operator-pages.js';
 
-/** The services behind the alert pages: the API's own (src/alerts/alerts.routes.ts makes the same calls). */
+/** The services behind the alert pages: the API's own (src/http/api/alerts.routes.ts makes the same calls). */
 export interface AlertPagesDeps {
   readonly alerting: Pick<Alerting, 'alerts' | 'webhooks'>;
   readonly accounts: Pick<AccountService, 'show'>;

@@ -69,7 +69,7 @@ export interface ConsoleOptions {
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance, for the operator overview. */
   readonly lookupStats: LookupStatsRepository;
-  /** Import jobs, for the Imports pages (src/console/import.routes.ts). */
+  /** Import jobs, for the Imports pages (src/http/console/import.routes.ts). */
   readonly imports: ImportJobs;
 }
 
@@ -105,7 +105,7 @@ function describeError(error: FastifyError): { status: number; text: string } {
   }
   if (error instanceof ApiError) return { status: error.status, text: error.message };
   if (error instanceof LedgerFilterError) return { status: 400, text: `The ledger filter: ${error.message}.` };
-  // The services' errors answer with the API's statuses (one table: src/admin/api-auth.ts).
+  // The services' errors answer with the API's statuses (one table: src/http/auth/api-auth.ts).
   const domain = domainError(error);
   if (domain) return { status: domain.status, text: error.message };
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
@@ -114,7 +114,7 @@ function describeError(error: FastifyError): { status: number; text: string } {
 
 /**
  * The web console and the front page (issue 18): server-rendered HTML over the same services,
- * authentication, CSRF tokens and roles as the admin and account API (src/admin/). The console
+ * authentication, CSRF tokens and roles as the admin and account API (src/http/api/). The console
  * decides nothing itself: a viewer's buttons are hidden, and requireWrite refuses the write anyway.
  */
 export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) => {
@@ -522,7 +522,7 @@ interface KeyRouteDeps {
   readonly render: (reply: FastifyReply, body: string, status?: number) => FastifyReply;
 }
 
-/** Create, roll and revoke keys: the same service calls as the API's key routes (src/admin/account-routes.ts). */
+/** Create, roll and revoke keys: the same service calls as the API's key routes (src/http/api/account.routes.ts). */
 function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   const accountParams = deps.audience === 'operator' ? { params: usernameParams } : {};
   app.post<{ Body: { name: string } }>(`${deps.base}/keys`, { schema: { ...accountParams, body: form({ name: str(64, { minLength: 1 }) }, ['name']) } }, async (request, reply) => {

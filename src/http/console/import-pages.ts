@@ -54,7 +54,7 @@ function jobsTable(jobs: readonly ImportJob[]): Html {
 /**
  * The upload form. Without JavaScript it posts multipart/form-data here; console.js sends the
  * file to the admin API instead, with a progress bar. The file field comes last: the server reads
- * the CSRF token and the options before the file streams in (src/console/import.routes.ts).
+ * the CSRF token and the options before the file streams in (src/http/console/import.routes.ts).
  */
 function uploadForm(viewer: Viewer, maxBytes: number): Html {
   return html`<section class="panel" aria-labelledby="upload"><h2 id="upload">Upload a JSON Lines file</h2>

@@ -12,7 +12,7 @@ export const LOW_BALANCE = 20;
 /** The overview lists at most this many accounts close to zero (the lowest balances). */
 export const LOW_BALANCE_LISTED = 50;
 
-/** What the operator overview shows (src/console/overview.routes.ts reads it). */
+/** What the operator overview shows (src/http/console/overview.routes.ts reads it). */
 export interface OverviewInput {
   /** Every account, open or not. */
   readonly accounts: number;

@@ -8,7 +8,7 @@ export const LOGOUT_EVERYWHERE_PATH = '/console/logout-everywhere';
 /**
  * "Log out everywhere" for every console user, operators and customers alike: the same call as the
  * APIs' `/logout-everywhere`. Sessions live in the store, so one delete ends them on every
- * instance at once (src/admin/user.service.ts).
+ * instance at once (src/users/user.service.ts).
  */
 export function registerSessionPages(app: FastifyInstance, ctx: ConsoleContext, users: UserService): void {
   app.post(LOGOUT_EVERYWHERE_PATH, { schema: { body: ctx.form({}) } }, async (request, reply) => {

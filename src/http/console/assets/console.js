@@ -24,7 +24,7 @@ if (token instanceof HTMLInputElement && token.value === '' && location.hash.len
 }
 document.querySelectorAll('button[data-copy]').forEach((button) => { button.hidden = false; });
 
-// Imports (src/console/import-pages.ts): upload the file to the admin API with a progress bar,
+// Imports (src/http/console/import-pages.ts): upload the file to the admin API with a progress bar,
 // then go to its job page. Without this, the form posts multipart/form-data to the console.
 const uploadForm = document.querySelector('form[data-import-upload]');
 if (uploadForm instanceof HTMLFormElement) {

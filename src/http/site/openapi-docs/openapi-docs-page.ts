@@ -61,8 +61,8 @@ export function docsPageHtml(options: Pick<DocsPageOptions, 'title' | 'documentU
 
 /**
  * Serves an interactive documentation page of an OpenAPI document, with its script and style, in
- * `app`'s scope: the same page for the JSON interface's document (src/protocols/json/openapi.plugin.ts)
- * and the admin and account APIs' (src/admin/admin-api.plugin.ts). The script lists every
+ * `app`'s scope: the same page for the JSON interface's document (src/http/lookup/json/openapi.plugin.ts)
+ * and the admin and account APIs' (src/http/api/admin-api.plugin.ts). The script lists every
  * operation by tag with its parameters, body and answers, and sends GET requests from a form: with
  * HTTP Basic credentials typed in when the document uses them, else with the browser's own
  * session cookie (same origin only). It never sends a write.
