@@ -9,7 +9,7 @@ import type { ImportJobs } from '../../datasets/import/import-jobs.js';
 import type { TestPlates } from '../../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import type { UserService } from '../../users/user.service.js';

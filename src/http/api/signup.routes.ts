@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import { describeAccount } from './accounts.routes.js';
 import { ApiError, sessionCookie } from '../auth/api-auth.js';
 import { object, str, USERNAME } from './api-schemas.js';

@@ -16,7 +16,7 @@ import type { ServiceLink } from '../site/front-page.js';
 import { CSRF_FIELD, type Viewer } from './layout.js';
 import { accountPaths } from './operator-pages.js';
 import { securePage } from '../security-headers.js';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import { TRY_IT_PATH } from './try-it-page.js';
 import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../catalogue/operation.js';

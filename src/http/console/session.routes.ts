@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import { UserError, type UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';

@@ -3,7 +3,7 @@ import { ApiError, sessionCookie } from '../auth/api-auth.js';
 import { object, str } from '../api/api-schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../../users/password.js';
 import { SESSION_TTL_MS, SignUpLimitError, UserError, type UserService } from '../../users/user.service.js';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import { FormToken } from '../auth/form-token.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';

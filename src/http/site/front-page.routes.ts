@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import { VERSION } from '../console/console-assets.js';
 import type { ConsolePageOptions } from '../console/console-context.js';
 import { frontPage, type ServiceLink } from './front-page.js';
