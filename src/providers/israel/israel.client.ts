@@ -1,6 +1,6 @@
 import { deadlineIn } from '../upstream/http-client.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
-import type { IsraelConfig } from '../upstream/provider-config.js';
+import type { IsraelConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 import { foldFieldNames, ISRAEL_MODEL_CATALOGUE, ISRAEL_REGISTERS, plateFilterValue, type IsraelRegister } from './israel-registers.js';

@@ -1,6 +1,6 @@
 import { deadlineIn } from '../upstream/http-client.js';
 import { asObject, numberField, objectArrayField, parseJson, type JsonObject } from '../upstream/json-reader.js';
-import type { NhtsaRatingsConfig } from '../upstream/provider-config.js';
+import type { NhtsaRatingsConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 

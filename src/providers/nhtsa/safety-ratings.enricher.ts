@@ -1,5 +1,5 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject, numberField, stringField, type JsonObject } from '../upstream/json-reader.js';
 import type { NhtsaRatingsClient } from './nhtsa-ratings.client.js';
 
