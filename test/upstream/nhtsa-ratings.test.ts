@@ -14,7 +14,7 @@ let vinDb: string;
 const apps: TestApp[] = [];
 
 const ratingsEnv = (): Record<string, string> => ({
-  NHTSA_RATINGS_ENABLED: 'true', NHTSA_RATINGS_BASE_URL: fake.baseUrl, NHTSA_RATINGS_TIMEOUT_MS: '300', NHTSA_RATINGS_BUDGET_MS: '2000', NHTSA_RATINGS_BREAKER_FAILURES: '100',
+  NHTSA_RATINGS_ENABLED: 'true', NHTSA_RATINGS_BASE_URL: fake.baseUrl, NHTSA_RATINGS_TIMEOUT_MS: '2000', NHTSA_RATINGS_BUDGET_MS: '5000', NHTSA_RATINGS_BREAKER_FAILURES: '100',
 });
 
 async function appWith(env: Record<string, string>): Promise<{ t: TestApp; get: (path: string) => Promise<{ status: number; body: string }>; credits: () => Promise<number> }> {
