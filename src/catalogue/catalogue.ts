@@ -45,6 +45,11 @@ export class Catalogue {
     return derived(op).described;
   }
 
+  /** The JSON interface's documented path shape after its prefix, e.g. `/CheckUSA/{RegistrationNumber}/{State}`. */
+  static jsonPathShape(op: OperationDeclaration): string {
+    return `/${op.name}${op.jsonPath.segments.map((s) => `/{${s.label}}`).join('')}`;
+  }
+
   /** JSON path values the operation requires (its path shape minus the optional tail). */
   static requiredPathSegments(op: OperationDeclaration): number {
     return derived(op).requiredPathSegments;

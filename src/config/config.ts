@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { MAX_TOP_UP } from '../accounts/account.service.js';
-import { readAlertConfig, type AlertConfig } from './alert-config.js';
+import type { AlertConfig } from '../alerts/alerting.js';
+import { readAlertConfig } from './alert-config.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import { OPERATIONS } from '../catalogue/operations.js';
 import { readDataDir } from './data-dir.js';

@@ -1,5 +1,24 @@
 import { ConfigError, EnvReader } from './env-reader.js';
-import type { UpstreamSettings } from '../providers/upstream/upstream-source.js';
+
+/** The operator's settings for one upstream (read below from `<PREFIX>_*`; UpstreamSource takes it). */
+export interface UpstreamSettings {
+  /** Provider name: metrics label, /readyz key and cache partition (`dvla`, `dvsa-mot`). */
+  readonly name: string;
+  /** Base URL without a trailing slash. */
+  readonly baseUrl: string;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs: number;
+  /** Whole-request budget including the retry and any Retry-After wait (ms). */
+  readonly budgetMs: number;
+  /** How long a found answer is reused (s); 0 turns caching off. */
+  readonly cacheTtlS: number;
+  /** How long a not-found answer is reused (s); shorter, so a new registration shows soon. */
+  readonly notFoundTtlS: number;
+  /** Consecutive failed lookups that open the circuit. */
+  readonly breakerFailures: number;
+  /** How long the circuit stays open before a trial call (ms). */
+  readonly breakerOpenMs: number;
+}
 
 /**
  * Upstream provider configuration, read once at start-up with the parsers every part of the
