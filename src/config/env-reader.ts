@@ -1,8 +1,8 @@
 /**
  * The one set of environment parsers every part of the configuration uses (README
- * "Configuration"): src/config.ts for the server, store, Redis and rate limits,
- * providers/upstream/provider-config.ts and providers/vin-offline/vin-config.ts for the data
- * sources, alerts/alert-config.ts for low-credit alerts and webhooks. Each parser names the
+ * "Configuration"): src/config/config.ts for the server, store, Redis and rate limits,
+ * config/provider-config.ts and config/vin-config.ts for the data
+ * sources, config/alert-config.ts for low-credit alerts and webhooks. Each parser names the
  * variable in its error, so an invalid value stops the service or the CLI with a message an
  * operator can act on; values that may be secrets are never echoed.
  */

@@ -187,7 +187,7 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
   };
 }
 
-/** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */
+/** The provider configuration alone, from an environment (tests, and src/config/config.ts through readProviderConfig). */
 export function loadProviderConfig(env: Readonly<NodeJS.ProcessEnv>): ProviderConfig {
   return readProviderConfig(new EnvReader(env));
 }

@@ -45,7 +45,7 @@ export function defaultVinDatabasePath(dataDir: string): string {
 
 /**
  * Reads VIN_DECODER (a boolean, documented as on/off) and VIN_DB_PATH; the default path is under
- * the configured DATA_DIR (src/config.ts), so start-up installs where the provider reads.
+ * the configured DATA_DIR (src/config/config.ts), so start-up installs where the provider reads.
  */
 export function readVinConfig(env: EnvReader, dataDir: string): VinConfig {
   const enabled = env.bool('VIN_DECODER', true, ['on', 'off']);
