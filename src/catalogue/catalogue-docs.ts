@@ -3,7 +3,7 @@
  * are generated from it). The output is committed and a test fails when it is stale (STYLE.md 14),
  * so it must depend on nothing but the catalogue: no dates, no environment.
  */
-import { pathShape } from '../protocols/json/json-path.js';
+import { pathShape } from '../http/lookup/json/json-path.js';
 import { RESULT_CODECS } from '../results/index.js';
 import type { Catalogue } from './catalogue.js';
 import type { InputRule } from './input-rules.js';

@@ -1,0 +1,196 @@
+import { ConfigError, EnvReader } from './env-reader.js';
+import type { UpstreamSettings } from '../providers/upstream/upstream-source.js';
+
+/**
+ * Upstream provider configuration, read once at start-up with the parsers every part of the
+ * configuration shares (src/config/env-reader.ts). Every variable is in README "Configuration"
+ * and docs/providers.md. A provider is enabled when its credentials are set (RDW and NHTSA, which
+ * need none, when switched on); messages name variables, never their values (they may be secrets).
+ */
+
+/** DVLA Vehicle Enquiry Service (upstream-sources.md §1). */
+export interface DvlaConfig {
+  readonly settings: UpstreamSettings;
+  readonly apiKey: string;
+}
+
+/** DVSA MOT history API, the new one with OAuth2 (upstream-sources.md §2b). */
+export interface DvsaMotConfig {
+  readonly settings: UpstreamSettings;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly apiKey: string;
+  readonly tokenUrl: string;
+  readonly scope: string;
+}
+
+/** RDW Open Data, Socrata (upstream-sources.md §3). No key; the app token only lifts throttling. */
+export interface RdwConfig {
+  readonly settings: UpstreamSettings;
+  readonly appToken?: string;
+}
+
+/** Statens vegvesen, enkeltoppslag (upstream-sources.md §5). */
+export interface VegvesenConfig {
+  readonly settings: UpstreamSettings;
+  readonly apiKey: string;
+}
+
+/** NHTSA vPIC REST (upstream-sources.md §4a): no key; on only when asked for (NHTSA_ONLINE=true). */
+export interface NhtsaConfig {
+  readonly settings: UpstreamSettings;
+}
+
+/**
+ * NHTSA Recalls API (upstream-sources.md §10.4), asked by make, model and model year after an
+ * offline VIN decode (CheckRecalledVIN). No key; on only when asked for (NHTSA_RECALLS_ENABLED).
+ */
+export interface NhtsaRecallsConfig {
+  readonly settings: UpstreamSettings;
+}
+
+/**
+ * vPIC GetCanadianVehicleSpecifications (upstream-sources.md §10.6), for CarSpecifications. No
+ * key; on only when asked for (CANADA_SPECS_ENABLED).
+ */
+export interface CanadaSpecsConfig {
+  readonly settings: UpstreamSettings;
+}
+
+export interface ProviderConfig {
+  readonly dvla?: DvlaConfig;
+  readonly dvsaMot?: DvsaMotConfig;
+  readonly rdw?: RdwConfig;
+  readonly vegvesen?: VegvesenConfig;
+  readonly nhtsa?: NhtsaConfig;
+  readonly nhtsaRecalls?: NhtsaRecallsConfig;
+  readonly canadaSpecs?: CanadaSpecsConfig;
+  /** Providers left off, and why (shown in /readyz). */
+  readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
+}
+
+/** Defaults of the common `<PREFIX>_*` settings; each provider gives its own base URL. */
+export interface UpstreamDefaults {
+  readonly baseUrl: string;
+  readonly timeoutMs?: number;
+  readonly budgetMs?: number;
+  readonly cacheTtlS?: number;
+  readonly notFoundTtlS?: number;
+  readonly breakerFailures?: number;
+  readonly breakerOpenS?: number;
+}
+
+const HTTP_URL = { protocols: ['http', 'https'], description: 'an absolute http(s) URL', noQuery: true, trimSlash: true } as const;
+
+/**
+ * The common settings of one upstream from `<PREFIX>_BASE_URL`, `_TIMEOUT_MS`, `_BUDGET_MS`,
+ * `_CACHE_TTL_S`, `_NOT_FOUND_TTL_S`, `_BREAKER_FAILURES` and `_BREAKER_OPEN_S`.
+ */
+export function readUpstreamSettings(env: EnvReader, prefix: string, name: string, defaults: UpstreamDefaults): UpstreamSettings {
+  const timeoutMs = env.int(`${prefix}_TIMEOUT_MS`, defaults.timeoutMs ?? 5000, { min: 50, max: 120_000 });
+  const budgetMs = env.int(`${prefix}_BUDGET_MS`, defaults.budgetMs ?? Math.max(12_000, timeoutMs), { min: 50, max: 300_000 });
+  if (budgetMs < timeoutMs) throw new ConfigError(`${prefix}_BUDGET_MS must be at least ${prefix}_TIMEOUT_MS`);
+  return {
+    name,
+    baseUrl: env.urlOr(`${prefix}_BASE_URL`, defaults.baseUrl, HTTP_URL),
+    timeoutMs,
+    budgetMs,
+    cacheTtlS: env.int(`${prefix}_CACHE_TTL_S`, defaults.cacheTtlS ?? 86_400, { min: 0, max: 31_536_000 }),
+    notFoundTtlS: env.int(`${prefix}_NOT_FOUND_TTL_S`, defaults.notFoundTtlS ?? 3600, { min: 0, max: 31_536_000 }),
+    breakerFailures: env.int(`${prefix}_BREAKER_FAILURES`, defaults.breakerFailures ?? 5, { min: 1, max: 1000 }),
+    breakerOpenMs: env.int(`${prefix}_BREAKER_OPEN_S`, defaults.breakerOpenS ?? 30, { min: 0, max: 86_400 }) * 1000,
+  };
+}
+
+/** DVLA VES production; the test environment is https://uat.driver-vehicle-licensing.api.gov.uk/vehicle-enquiry. */
+export const DVLA_DEFAULT_BASE_URL = 'https://driver-vehicle-licensing.api.gov.uk/vehicle-enquiry';
+export const DVSA_DEFAULT_BASE_URL = 'https://history.mot.api.gov.uk/v1/trade';
+export const RDW_DEFAULT_BASE_URL = 'https://opendata.rdw.nl';
+export const VEGVESEN_DEFAULT_BASE_URL = 'https://akfell-datautlevering.atlas.vegvesen.no';
+export const NHTSA_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
+export const NHTSA_RECALLS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
+export const CANADA_SPECS_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
+export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
+
+/** Prefixes of the `<PREFIX>_*` settings of the two NHTSA sources that answer operations of their own. */
+const RECALLS_PREFIX = 'NHTSA_RECALLS';
+const CANADA_SPECS_PREFIX = 'CANADA_SPECS';
+
+const DVSA_CREDENTIALS = ['DVSA_CLIENT_ID', 'DVSA_CLIENT_SECRET', 'DVSA_API_KEY', 'DVSA_TOKEN_URL'] as const;
+
+/** Reads the configuration of every upstream provider. Throws ConfigError for invalid values. */
+export function readProviderConfig(env: EnvReader): ProviderConfig {
+  const disabled: Array<{ provider: string; reason: string }> = [];
+
+  let dvla: DvlaConfig | undefined;
+  const dvlaKey = env.headerSecret('DVLA_API_KEY');
+  if (dvlaKey === undefined) disabled.push({ provider: 'dvla', reason: 'DVLA_API_KEY is not set' });
+  else dvla = { apiKey: dvlaKey, settings: readUpstreamSettings(env, 'DVLA', 'dvla', { baseUrl: DVLA_DEFAULT_BASE_URL }) };
+
+  let dvsaMot: DvsaMotConfig | undefined;
+  const missing = DVSA_CREDENTIALS.filter((name) => env.text(name) === undefined);
+  if (missing.length === DVSA_CREDENTIALS.length) {
+    disabled.push({ provider: 'dvsa-mot', reason: `${DVSA_CREDENTIALS.join(', ')} are not set` });
+  } else if (missing.length > 0) {
+    throw new ConfigError(`the DVSA MOT history API needs ${DVSA_CREDENTIALS.join(', ')}; missing: ${missing.join(', ')}`);
+  } else {
+    dvsaMot = {
+      clientId: env.text('DVSA_CLIENT_ID') ?? '',
+      clientSecret: env.text('DVSA_CLIENT_SECRET') ?? '',
+      apiKey: env.headerSecret('DVSA_API_KEY') ?? '',
+      tokenUrl: env.urlOr('DVSA_TOKEN_URL', '', HTTP_URL),
+      scope: env.text('DVSA_SCOPE') ?? DVSA_DEFAULT_SCOPE,
+      settings: readUpstreamSettings(env, 'DVSA', 'dvsa-mot', { baseUrl: DVSA_DEFAULT_BASE_URL }),
+    };
+  }
+  const rdw = readRdw(env, disabled);
+  const vegvesen = readVegvesen(env, disabled);
+  const nhtsa = env.bool('NHTSA_ONLINE', false) ? { settings: readUpstreamSettings(env, 'NHTSA', 'nhtsa', { baseUrl: NHTSA_DEFAULT_BASE_URL }) } : undefined;
+  if (!nhtsa) disabled.push({ provider: 'nhtsa', reason: 'NHTSA_ONLINE is not true' });
+  // Neither needs a key, so each is switched on explicitly, as RDW (readRdw).
+  const nhtsaRecalls = env.bool('NHTSA_RECALLS_ENABLED', false)
+    ? { settings: readUpstreamSettings(env, RECALLS_PREFIX, 'nhtsa-recalls', { baseUrl: NHTSA_RECALLS_DEFAULT_BASE_URL }) }
+    : undefined;
+  if (!nhtsaRecalls) disabled.push({ provider: 'nhtsa-recalls', reason: 'NHTSA_RECALLS_ENABLED is not true' });
+  const canadaSpecs = env.bool('CANADA_SPECS_ENABLED', false)
+    ? { settings: readUpstreamSettings(env, CANADA_SPECS_PREFIX, 'canada-specs', { baseUrl: CANADA_SPECS_DEFAULT_BASE_URL }) }
+    : undefined;
+  if (!canadaSpecs) disabled.push({ provider: 'canada-specs', reason: 'CANADA_SPECS_ENABLED is not true' });
+  return {
+    ...(dvla ? { dvla } : {}),
+    ...(dvsaMot ? { dvsaMot } : {}),
+    ...(rdw ? { rdw } : {}),
+    ...(vegvesen ? { vegvesen } : {}),
+    ...(nhtsa ? { nhtsa } : {}),
+    ...(nhtsaRecalls ? { nhtsaRecalls } : {}),
+    ...(canadaSpecs ? { canadaSpecs } : {}),
+    disabled,
+  };
+}
+
+/** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */
+export function loadProviderConfig(env: Readonly<NodeJS.ProcessEnv>): ProviderConfig {
+  return readProviderConfig(new EnvReader(env));
+}
+
+/**
+ * RDW needs no credentials, so it is switched on explicitly (RDW_ENABLED=true): a service should
+ * not start sending plates to a third party because it was upgraded.
+ */
+function readRdw(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): RdwConfig | undefined {
+  if (!env.bool('RDW_ENABLED', false)) {
+    disabled.push({ provider: 'rdw', reason: 'RDW_ENABLED is not true' });
+    return undefined;
+  }
+  const appToken = env.headerSecret('RDW_APP_TOKEN');
+  return { settings: readUpstreamSettings(env, 'RDW', 'rdw', { baseUrl: RDW_DEFAULT_BASE_URL }), ...(appToken !== undefined ? { appToken } : {}) };
+}
+
+function readVegvesen(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): VegvesenConfig | undefined {
+  const apiKey = env.headerSecret('VEGVESEN_API_KEY');
+  if (apiKey === undefined) {
+    disabled.push({ provider: 'vegvesen', reason: 'VEGVESEN_API_KEY is not set' });
+    return undefined;
+  }
+  return { apiKey, settings: readUpstreamSettings(env, 'VEGVESEN', 'vegvesen', { baseUrl: VEGVESEN_DEFAULT_BASE_URL }) };
+}
