@@ -1,7 +1,7 @@
 import { EnvReader } from './env-reader.js';
 import { MAX_THRESHOLD, MAX_THRESHOLDS } from '../alerts/credit-alerts.js';
 
-/** Low-credit alerts and webhook delivery (README "Configuration", docs/webhooks.md). */
+/** Low-credit alerts and webhook delivery (docs/configuration.md, docs/webhooks.md). */
 export interface AlertConfig {
   /** `CREDIT_ALERT_THRESHOLDS`: thresholds of accounts without their own, highest first. */
   readonly alertThresholds: readonly number[];

@@ -3,7 +3,7 @@ import { readDataDir } from './data-dir.js';
 import { EnvReader } from './env-reader.js';
 import { corgiPackage } from '../providers/vin-offline/vin-database.js';
 
-/** Offline VIN decoding settings (README "Configuration"; docs/vin-decoding.md). */
+/** Offline VIN decoding settings (docs/configuration.md; docs/vin-decoding.md). */
 export interface VinConfig {
   /** `VIN_DECODER`: on (default) or off. Off: VinCheck answers from imported records only. */
   readonly enabled: boolean;
