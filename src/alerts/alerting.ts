@@ -6,7 +6,7 @@ import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { WebhookService } from '../webhooks/webhook.service.js';
 import { CreditAlerts, CreditAlertSweeper } from './credit-alerts.js';
 
-/** Low-credit alerts and webhook delivery (README "Configuration", docs/webhooks.md); read by src/config/alert-config.ts. */
+/** Low-credit alerts and webhook delivery (docs/configuration.md, docs/webhooks.md); read by src/config/alert-config.ts. */
 export interface AlertConfig {
   /** `CREDIT_ALERT_THRESHOLDS`: thresholds of accounts without their own, highest first. */
   readonly alertThresholds: readonly number[];

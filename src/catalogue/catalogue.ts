@@ -99,7 +99,7 @@ function derived(op: OperationDeclaration): Derived {
 }
 
 /**
- * The operations with the operator's prices (OPERATION_COSTS, README "Configuration") in place of
+ * The operations with the operator's prices (OPERATION_COSTS, docs/configuration.md) in place of
  * the declared ones. Names not in the catalogue were refused when the configuration was read.
  */
 export function withCosts(

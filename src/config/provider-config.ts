@@ -22,7 +22,7 @@ export interface UpstreamSettings {
 
 /**
  * Upstream provider configuration, read once at start-up with the parsers every part of the
- * configuration shares (src/config/env-reader.ts). Every variable is in README "Configuration"
+ * configuration shares (src/config/env-reader.ts). Every variable is in docs/configuration.md
  * and docs/providers.md. A provider is enabled when its credentials are set (RDW and NHTSA, which
  * need none, when switched on); messages name variables, never their values (they may be secrets).
  */

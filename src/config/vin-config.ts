@@ -25,7 +25,7 @@ export function corgiPackage(): CorgiPackage {
   return corgi;
 }
 
-/** Offline VIN decoding settings (README "Configuration"; docs/vin-decoding.md). */
+/** Offline VIN decoding settings (docs/configuration.md; docs/vin-decoding.md). */
 export interface VinConfig {
   /** `VIN_DECODER`: on (default) or off. Off: VinCheck answers from imported records only. */
   readonly enabled: boolean;
