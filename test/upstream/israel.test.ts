@@ -121,7 +121,7 @@ describe('CheckIsrael from data.gov.il', () => {
   });
 
   it('counts an HTML maintenance page against the breaker, which then stops asking', async () => {
-    const { get } = await appWith(ilEnv({ ISRAEL_BREAKER_FAILURES: '2' }));
+    const { get } = await appWith(ilEnv({ ISRAEL_BREAKER_FAILURES: '2', ISRAEL_BREAKER_OPEN_S: '86400' }));
     await get('/api/json.aspx/CheckIsrael/9990001');
     await get('/api/json.aspx/CheckIsrael/9990001');
     const calls = gov.calls;
