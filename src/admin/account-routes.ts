@@ -3,6 +3,7 @@ import { accountStatus, type Account } from '../accounts/account.js';
 import type { AccountService } from '../accounts/account.service.js';
 import { ledgerCsv, ledgerKinds, LedgerFilterError, type LedgerFilter, type LedgerQueries, type LedgerRowType } from '../accounts/ledger-queries.js';
 import { actorOf, ApiError, requireWrite, type Principal } from './api-auth.js';
+import { accountRouteAnswers, csvAnswer } from './api-responses.js';
 import { idParams, keyCreateBody, keyParams, keyRollBody, ledgerQuery, usageQuery, usernameParams, type Schema } from './api-schemas.js';
 
 /** An account as both APIs show it (never a key or its hash). */
@@ -63,24 +64,24 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
   };
   const service = (request: FastifyRequest): AccountService => deps.accounts.withActor(actorOf(deps.principal(request), request));
 
-  app.get(`${base}/balance`, { schema: withParams({ tags: [tag], summary: 'The balance and status of the account' }) }, async (request) => {
+  app.get(`${base}/balance`, { schema: withParams({ tags: [tag], summary: 'The balance and status of the account', response: { 200: accountRouteAnswers.balance } }) }, async (request) => {
     const account = await deps.account(request);
     return { credits: account.credits, status: accountStatus(account) };
   });
 
-  app.get(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'The API keys of the account (never their secrets)' }) }, async (request) => {
+  app.get(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'The API keys of the account (never their secrets)', response: { 200: accountRouteAnswers.keys } }) }, async (request) => {
     const account = await deps.account(request);
     return { keys: await deps.accounts.listKeys(account.username) };
   });
 
-  app.post<{ Body: { name: string } }>(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'Create a key; its secret is shown this once', successStatus: 201, body: keyCreateBody }) }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>(`${base}/keys`, { schema: withParams({ tags: [tag], summary: 'Create a key; its secret is shown this once', body: keyCreateBody, response: { 201: accountRouteAnswers.createdKey } }) }, async (request, reply) => {
     requireWrite(deps.principal(request));
     const account = await deps.account(request);
     const { key, apiKey } = await service(request).createKey(account.username, request.body.name);
     return reply.code(201).header('cache-control', 'no-store').send({ key, apiKey });
   });
 
-  app.post<{ Params: { id: number } }>(`${base}/keys/:id/revoke`, { schema: withParams({ tags: [tag], summary: 'Revoke a key at once' }, keyIdParams) }, async (request) => {
+  app.post<{ Params: { id: number } }>(`${base}/keys/:id/revoke`, { schema: withParams({ tags: [tag], summary: 'Revoke a key at once', response: { 200: accountRouteAnswers.key } }, keyIdParams) }, async (request) => {
     requireWrite(deps.principal(request));
     const account = await deps.account(request);
     return { key: await service(request).revokeKey(account.username, request.params.id) };
@@ -89,7 +90,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
   app.post<{ Params: { id: number }; Body: { graceSeconds?: number } | undefined }>(
     `${base}/keys/:id/roll`,
     {
-      schema: withParams({ tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody }, keyIdParams),
+      schema: withParams({ tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody, response: { 200: accountRouteAnswers.rolledKey } }, keyIdParams),
       // The body is optional: without one, the default grace period applies.
       preValidation: (request, _reply, done) => {
         request.body ??= {};
@@ -114,14 +115,14 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
     }
   };
 
-  app.get<{ Querystring: LedgerQs }>(`${base}/ledger`, { schema: withParams({ tags: [tag], summary: 'Ledger rows, newest first; page with ?before=<last id>', querystring: ledgerQuery }) }, async (request) => {
+  app.get<{ Querystring: LedgerQs }>(`${base}/ledger`, { schema: withParams({ tags: [tag], summary: 'Ledger rows, newest first; page with ?before=<last id>', querystring: ledgerQuery, response: { 200: accountRouteAnswers.ledger } }) }, async (request) => {
     const account = await deps.account(request);
     const rows = await deps.ledger.rows(account.id, filter(request.query, 100));
     const last = rows.at(-1);
     return { rows, next: rows.length === (request.query.limit ?? 100) && last ? last.id : null };
   });
 
-  app.get<{ Querystring: LedgerQs }>(`${base}/ledger.csv`, { schema: withParams({ tags: [tag], summary: 'The ledger as CSV (at most 100 000 rows per request; page with ?before)', querystring: ledgerQuery }) }, async (request, reply) => {
+  app.get<{ Querystring: LedgerQs }>(`${base}/ledger.csv`, { schema: withParams({ tags: [tag], summary: 'The ledger as CSV (at most 100 000 rows per request; page with ?before)', querystring: ledgerQuery, response: { 200: { content: { 'text/csv': { schema: csvAnswer } } } } }) }, async (request, reply) => {
     const account = await deps.account(request);
     const rows = await deps.ledger.rows(account.id, filter(request.query, 100_000));
     return reply
@@ -130,7 +131,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: AccountRouteDe
       .send(ledgerCsv(rows));
   });
 
-  app.get<{ Querystring: { from: string; to: string } }>(`${base}/usage`, { schema: withParams({ tags: [tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery }) }, async (request) => {
+  app.get<{ Querystring: { from: string; to: string } }>(`${base}/usage`, { schema: withParams({ tags: [tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery, response: { 200: accountRouteAnswers.usage } }) }, async (request) => {
     const account = await deps.account(request);
     const { from, to } = usageRange(request.query);
     return { from, to, days: await deps.ledger.usage(account.id, from, to) };

@@ -33,6 +33,7 @@ import {
   usernameParams,
 } from './api-schemas.js';
 import type { LoginThrottle, Throttles } from './login-throttle.js';
+import { accountAnswer, adminAnswers, sessionAnswers } from './api-responses.js';
 import { registerOverviewRoutes } from './overview-routes.js';
 import type { OpenApiCollector } from './openapi-document.js';
 import { registerDocsPage } from '../web/openapi-docs/openapi-docs-page.js';
@@ -84,32 +85,32 @@ function describeUser(user: User): Record<string, unknown> {
 
 /** Routes every session API has: me, password, logout, logout everywhere, invite acceptance. */
 function registerSessionRoutes(app: FastifyInstance, users: UserService, throttle: LoginThrottle, audience: 'operator' | 'customer', tag: string): void {
-  app.post<{ Body: { username: string; password: string } }>('/login', { config: { public: true }, schema: { tags: [tag], summary: 'Log in: sets the session cookie, answers the CSRF token', body: loginBody, errorStatuses: [401] } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string } }>('/login', { config: { public: true }, schema: { tags: [tag], summary: 'Log in: sets the session cookie, answers the CSRF token', body: loginBody, errorStatuses: [401], response: { 200: sessionAnswers.login } } }, async (request, reply) => {
     const { user, csrfToken, expiresAt } = await login(request, reply, users, throttle, audience);
     return { user: describeUser(user), csrfToken, expiresAt };
   });
-  app.post<{ Body: { token: string; password: string } }>('/invite/accept', { config: { public: true }, schema: { tags: [tag], summary: 'Set the password from an invite link', body: inviteBody, errorStatuses: [404] } }, async (request) => {
+  app.post<{ Body: { token: string; password: string } }>('/invite/accept', { config: { public: true }, schema: { tags: [tag], summary: 'Set the password from an invite link', body: inviteBody, errorStatuses: [404], response: { 200: sessionAnswers.user } } }, async (request) => {
     const user = await users.withActor({ kind: audience, name: 'invitee', address: request.ip }).acceptInvite(request.body.token, request.body.password);
     return { user: describeUser(user) };
   });
-  app.get('/me', { schema: { tags: [tag], summary: 'The logged-in user' } }, async (request) => {
+  app.get('/me', { schema: { tags: [tag], summary: 'The logged-in user', response: { 200: sessionAnswers.me } } }, async (request) => {
     const principal = principalOf(request);
     const session = principal.sessionId === undefined ? undefined : await users.session(principal.sessionId);
     return { user: describeUser(principal.user), via: principal.via, canWrite: principal.canWrite, ...(session ? { csrfToken: session.csrfToken } : {}) };
   });
-  app.post('/logout', { schema: { tags: [tag], summary: 'End this session' } }, async (request, reply) => {
+  app.post('/logout', { schema: { tags: [tag], summary: 'End this session', response: { 200: sessionAnswers.loggedOut } } }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.sessionId !== undefined) await users.endSession(principal.sessionId);
     clearCookie(request, reply);
     return { loggedOut: true };
   });
-  app.post('/logout-everywhere', { schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once' } }, async (request, reply) => {
+  app.post('/logout-everywhere', { schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once', response: { 200: sessionAnswers.sessionsEnded } } }, async (request, reply) => {
     const principal = principalOf(request);
     const ended = await users.withActor(actorOf(principal, request)).endAllSessions(principal.user);
     clearCookie(request, reply);
     return { sessionsEnded: ended };
   });
-  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', body: passwordBody } }, async (request) => {
+  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', body: passwordBody, response: { 200: sessionAnswers.changed } } }, async (request) => {
     const principal = principalOf(request);
     if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'log in to change a password');
     await users.withActor(actorOf(principal, request)).changePassword(principal.user, request.body.currentPassword, request.body.newPassword, principal.sessionId);
@@ -145,7 +146,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   app.get<{ Querystring: { search?: string; limit?: number; offset?: number } }>(
     '/accounts',
-    { schema: { tags: [TAG], summary: 'Accounts by username; ?search= matches part of it', querystring: object({ search: str(64), limit: int(1, 500), offset: int(0, 1_000_000_000) }) } },
+    { schema: { tags: [TAG], summary: 'Accounts by username; ?search= matches part of it', querystring: object({ search: str(64), limit: int(1, 500), offset: int(0, 1_000_000_000) }), response: { 200: adminAnswers.accounts } } },
     async (request) => {
       const { search, limit = 50, offset = 0 } = request.query;
       const { accounts: found, total } = await options.accounts.list({ search, limit, offset });
@@ -155,7 +156,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   app.post<{ Body: { username: string; credits?: number } }>(
     '/accounts',
-    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', successStatus: 201, errorStatuses: [409], body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']) } },
+    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', errorStatuses: [409], body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']), response: { 201: adminAnswers.createdAccount } } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { account, apiKey } = await accounts(request).create(request.body.username, request.body.credits ?? 0);
@@ -165,7 +166,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   const named = async (request: FastifyRequest) => options.accounts.show((request.params as { username: string }).username);
 
-  app.get('/accounts/:username', { schema: { tags: [TAG], summary: 'One account', params: usernameParams } }, async (request) => describeAccount(await named(request)));
+  app.get('/accounts/:username', { schema: { tags: [TAG], summary: 'One account', params: usernameParams, response: { 200: accountAnswer } } }, async (request) => describeAccount(await named(request)));
 
   app.patch<{ Params: { username: string }; Body: { disabled?: boolean; requireApiKey?: boolean; rateLimits?: { perSecond?: number | null; perDay?: number | null } } }>(
     '/accounts/:username',
@@ -179,6 +180,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
           requireApiKey: bool,
           rateLimits: object({ perSecond: { type: ['integer', 'null'], minimum: 0, maximum: MAX_RATE_PER_SECOND }, perDay: { type: ['integer', 'null'], minimum: 0, maximum: MAX_RATE_PER_DAY } }),
         }),
+        response: { 200: accountAnswer },
       },
     },
     async (request) => {
@@ -194,7 +196,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     },
   );
 
-  app.delete<{ Params: { username: string } }>('/accounts/:username', { schema: { tags: [TAG], summary: 'Delete an account without ledger rows; close one with a ledger', params: usernameParams } }, async (request) => {
+  app.delete<{ Params: { username: string } }>('/accounts/:username', { schema: { tags: [TAG], summary: 'Delete an account without ledger rows; close one with a ledger', params: usernameParams, response: { 200: adminAnswers.deleted } } }, async (request) => {
     requireWrite(principalOf(request));
     return { username: request.params.username, outcome: await accounts(request).deleteOrClose(request.params.username, ledger) };
   });
@@ -208,6 +210,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
         errorStatuses: [409],
         params: usernameParams,
         body: object({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']),
+        response: { 200: adminAnswers.credits },
       },
     },
     async (request) => {
@@ -224,14 +227,14 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 
   registerAccountRoutes(app, { accounts: options.accounts, ledger, principal: principalOf, account: named, base: '/accounts/:username', params: true, tag: TAG });
 
-  app.get<{ Params: { username: string } }>('/accounts/:username/users', { schema: { tags: [TAG], summary: "The account's customer users", params: usernameParams } }, async (request) => {
+  app.get<{ Params: { username: string } }>('/accounts/:username/users', { schema: { tags: [TAG], summary: "The account's customer users", params: usernameParams, response: { 200: adminAnswers.users } } }, async (request) => {
     const account = await named(request);
     return { users: (await options.users.list(account.id)).map(describeUser) };
   });
 
   app.post<{ Params: { username: string }; Body: { name: string; role: 'owner' | 'member' } }>(
     '/accounts/:username/users',
-    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', successStatus: 201, errorStatuses: [409], params: usernameParams, body: object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']) } },
+    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', errorStatuses: [409], params: usernameParams, body: object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']), response: { 201: adminAnswers.invited } } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { user, inviteToken } = await users(request).createCustomer(request.params.username, request.body.name, request.body.role);
@@ -241,13 +244,13 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   );
 
   const OPS = 'admin: operators';
-  app.get('/operators', { schema: { tags: [OPS], summary: 'Operator users' } }, async () => ({ users: (await options.users.list(null)).map(describeUser) }));
+  app.get('/operators', { schema: { tags: [OPS], summary: 'Operator users', response: { 200: adminAnswers.users } } }, async () => ({ users: (await options.users.list(null)).map(describeUser) }));
 
-  app.get('/tokens', { schema: { tags: [OPS], summary: 'Operator API tokens (never their secrets)' } }, async () => ({ tokens: await options.users.tokens() }));
+  app.get('/tokens', { schema: { tags: [OPS], summary: 'Operator API tokens (never their secrets)', response: { 200: adminAnswers.tokens } } }, async () => ({ tokens: await options.users.tokens() }));
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
     '/tokens',
-    { schema: { tags: [OPS], summary: 'Create an operator API token (Authorization: Bearer); shown this once', successStatus: 201, body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    { schema: { tags: [OPS], summary: 'Create an operator API token (Authorization: Bearer); shown this once', body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']), response: { 201: adminAnswers.createdToken } } },
     async (request, reply) => {
       const principal = principalOf(request);
       requireWrite(principal);
@@ -257,7 +260,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     },
   );
 
-  app.post<{ Params: { id: number } }>('/tokens/:id/revoke', { schema: { tags: [OPS], summary: 'Revoke an operator token at once', params: idParams } }, async (request) => {
+  app.post<{ Params: { id: number } }>('/tokens/:id/revoke', { schema: { tags: [OPS], summary: 'Revoke an operator token at once', params: idParams, response: { 200: adminAnswers.token } } }, async (request) => {
     requireWrite(principalOf(request));
     return { token: await users(request).revokeToken(request.params.id) };
   });
@@ -269,6 +272,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
         tags: ['admin: audit'],
         summary: 'The audit log, newest first; page with ?before=<last id>',
         querystring: object({ actor: str(200), action: str(64), targetKind: str(32), target: str(200), from: timestamp, to: timestamp, before: int(1, Number.MAX_SAFE_INTEGER), limit: int(1, 500) }),
+        response: { 200: adminAnswers.audit },
       },
     },
     async (request) => {
@@ -279,7 +283,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     },
   );
 
-  app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+  app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it", response: { 200: adminAnswers.providers } } }, () => ({ providers: options.providers() }));
   registerOverviewRoutes(app, { usage: options.allAccountsUsage, lookupStats: options.lookupStats });
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
@@ -293,17 +297,17 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
       throw error.code === 'NOT_FOUND' ? new ApiError(404, 'not-found', error.message) : new ApiError(400, 'invalid-request', `body: ${error.message}`, 'values');
     }
   };
-  app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
+  app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit', response: { 200: adminAnswers.plates } } }, async () => ({
     plates: (await options.testPlates.list()).map((p) => ({ operation: p.operation, key: p.lookupKey })),
   }));
   app.post<{ Body: { operation: string; values: string[] } }>(
     '/test-plates',
-    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', successStatus: 201, body: plateBody } },
+    { schema: { tags: ['admin: operations'], summary: 'Make a plate free: its key values in parameter order, normalised as a lookup does', body: plateBody, response: { 201: adminAnswers.plate } } },
     async (request, reply) => reply.code(201).send(await plateChange(request, addTestPlate, request.body)),
   );
   app.delete<{ Body: { operation: string; values: string[] } }>(
     '/test-plates',
-    { schema: { tags: ['admin: operations'], summary: 'Make a test plate cost credits again', body: plateBody } },
+    { schema: { tags: ['admin: operations'], summary: 'Make a test plate cost credits again', body: plateBody, response: { 200: adminAnswers.removedPlate } } },
     async (request) => ({ ...(await plateChange(request, removeTestPlate, request.body)), removed: true }),
   );
 
@@ -343,7 +347,7 @@ export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app,
     if (user.account === null) throw new AccountError('NOT_FOUND', 'this user has no account');
     return options.accounts.show(user.account);
   };
-  app.get('/account', { schema: { tags: ['account'], summary: 'The account of the logged-in user' } }, async (request) => describeAccount(await own(request)));
+  app.get('/account', { schema: { tags: ['account'], summary: 'The account of the logged-in user', response: { 200: accountAnswer } } }, async (request) => describeAccount(await own(request)));
   registerAccountRoutes(app, { accounts: options.accounts, ledger, principal: principalOf, account: own, base: '', params: false, tag: 'account' });
   // The account comes from the session, never the path; members only read, as on the routes above.
   await app.register(accountAlertsRoutes, {

@@ -313,7 +313,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   const firstOperation = catalogue.operations[0];
   const chosen = (name: string | undefined): OperationDeclaration => {
     const op = name === undefined ? firstOperation : catalogue.find(name);
-    if (!op) throw new ApiError(400, 'bad_request', `Unknown operation ${name ?? ''}.`);
+    if (!op) throw new ApiError(400, 'invalid-request', `Unknown operation ${name ?? ''}.`);
     return op;
   };
 
