@@ -2,7 +2,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsImport from 'ajv-formats';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_ERROR_CODES, type ApiErrorCode } from '../../src/admin/api-error-codes.js';
+import { API_ERROR_CODES, type ApiErrorCode } from '../../src/http/api/api-error-codes.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { FRANCE, login, PASSWORD, users, type Login } from './admin-harness.js';
 
