@@ -292,7 +292,13 @@ export function generateOpenApi(catalogue: Catalogue, examples: ParameterExample
     servers: [{ url: JSON_INTERFACE_PREFIX, description: 'This service' }],
     security: [{ [SECURITY_SCHEME]: [] }],
     // Each operation's tag is its label (one per country or register), declared here once.
-    tags: [...new Set([...catalogue.operations.map((op) => op.label), 'Credits'])].map((name) => ({ name })),
+    tags: [
+      ...[...new Set(catalogue.operations.map((op) => op.label))].map((name) => ({
+        name,
+        description: catalogue.operations.filter((op) => op.label === name).map((op) => op.name).join(', '),
+      })),
+      { name: 'Credits', description: "The original's balance page" },
+    ],
     paths,
     components: components(types),
   };
