@@ -5,7 +5,7 @@ import { LedgerQueries } from './accounts/ledger-queries.js';
 import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js';
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { EnvReader, readConfig } from '../../src/config.js';
+import { EnvReader, readConfig } from '../../src/config/config.js';
 import { Metrics } from '../../src/ops/metrics.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
