@@ -57,6 +57,12 @@ declare module 'fastify' {
     summary?: string;
     /** The operation's description in the OpenAPI document (what the summary leaves out). */
     description?: string;
+    /**
+     * Who may call the route, for its description in the OpenAPI document, when it is not what
+     * its method implies (openapi-document.ts, accessOf): reads for every role, writes for admins
+     * and owners.
+     */
+    access?: string;
     /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
     consumes?: readonly string[];
     /**

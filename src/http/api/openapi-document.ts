@@ -82,6 +82,18 @@ export function errorStatuses(route: { url: string; schema: FastifySchema; publi
   return [...statuses].sort((a, b) => a - b);
 }
 
+/**
+ * Who may call an operation, as its description says: every role reads, admins (and write-scope
+ * tokens) and owners change; a route says otherwise in its schema's `access`.
+ */
+function accessOf(route: CollectedRoute, path: string): string {
+  if (route.schema.access !== undefined) return route.schema.access;
+  if (route.public) return 'No login needed.';
+  const admin = path.startsWith('/admin/');
+  if (route.method === 'get') return admin ? 'Any operator (admin or viewer), logged in or with an operator token of either scope.' : 'Any user of the account (owner or member), logged in.';
+  return admin ? 'An admin, logged in (with X-CSRF-Token) or with a write-scope operator token.' : "The account's owner, logged in (with X-CSRF-Token).";
+}
+
 /** Who may call an operation: reads need the session (or a token); writes with the cookie also need its CSRF token. */
 function securityOf(route: CollectedRoute, path: string): Array<Record<string, string[]>> {
   if (route.public) return [];
@@ -135,7 +147,7 @@ export class OpenApiCollector {
         [route.method]: {
           operationId: `${route.method}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())}`,
           ...(route.schema.summary !== undefined ? { summary: route.schema.summary } : {}),
-          ...(route.schema.description !== undefined ? { description: route.schema.description } : {}),
+          description: [route.schema.description, accessOf(route, path)].filter((part) => part !== undefined).join(' '),
           ...(route.schema.tags !== undefined ? { tags: this.checkedTags(route) } : {}),
           ...(parameters.length > 0 ? { parameters } : {}),
           ...(body !== undefined ? { requestBody: { required: true, content: { 'application/json': { schema: body } } } } : {}),
