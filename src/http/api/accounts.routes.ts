@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { accountStatus, type Account } from '../../accounts/account.js';
-import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../../accounts/account.service.js';
+import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, type AccountService } from '../../accounts/account.service.js';
 import type { LedgerQueries } from '../../accounts/ledger-queries.js';
 import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService } from './account-scope.js';
-import { bool, int, object, str, USERNAME, usernameParams } from './api-schemas.js';
+import { accountCreateBody, bool, int, object, str, usernameParams } from './api-schemas.js';
 import { accountAnswer, adminAnswers } from './api-responses.js';
 
 /** An account as both APIs show it (never a key or its hash). */
@@ -42,7 +42,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
 
   app.post<{ Body: { username: string; credits?: number } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', errorStatuses: [409], body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']), response: { 201: adminAnswers.createdAccount } } },
+    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', errorStatuses: [409], body: accountCreateBody, response: { 201: adminAnswers.createdAccount } } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { account, apiKey } = await actingService(options, request).create(request.body.username, request.body.credits ?? 0);
