@@ -44,6 +44,12 @@ export interface BuildOptions {
   readonly lookupStatsRepeat?: Repeat;
   /** Use this store instead of opening the configured one (tests share one). */
   readonly storage?: Storage;
+  /**
+   * Called with the bare app before any route is registered, so a hook added here runs on every
+   * route: test/admin/openapi-answers.test.ts reads each answer before its response schema
+   * serialises it, and so finds a member a schema would drop.
+   */
+  readonly beforeRoutes?: (app: FastifyInstance) => void;
 }
 
 /** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
@@ -214,6 +220,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   lookupRollup.start();
 
   let draining = false;
+  options.beforeRoutes?.(app);
 
   // Past the cap, Node closes new connections as they arrive, so a flood of clients cannot take
   // the descriptors the store and the answered connections need.

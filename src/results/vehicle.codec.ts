@@ -3,6 +3,7 @@ import type { VehicleDocument } from './result-documents.js';
 import type { XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec, type SchemaType, type XmlBinding } from './result-codec.js';
+import { vehicleMemberProperties } from './vehicle-members.js';
 import { optional } from './xsd.js';
 
 /**
@@ -160,35 +161,16 @@ const VEHICLE_TYPE: SchemaType = {
 };
 
 /**
- * A vehicleJson member that vehicleData reads: a plain value or a `{CurrentTextValue, CurrentValue}`
- * pair, as records of different countries hold it (textValue in image-url.ts reads both).
- */
-const VEHICLE_MEMBER_SCHEMA: JsonSchema = {
-  anyOf: [
-    { type: ['string', 'number'] },
-    {
-      type: 'object',
-      properties: {
-        CurrentTextValue: { type: ['string', 'number', 'null'] },
-        CurrentValue: { type: ['integer', 'string', 'null'] },
-      },
-    },
-  ],
-};
-
-/**
  * The vehicleJson document: its members vary by country (compat-notes "Data shapes"), so the
- * schema names the members vehicleData is derived from and ImageUrl, and leaves the object open.
+ * schema types every member this service knows (vehicle-members.ts) and leaves the object open
+ * for the ones a country adds.
  */
 const VEHICLE_JSON_SCHEMA: JsonSchema = {
   type: 'object',
   description:
-    'The vehicleJson document. Members vary by country; those listed are the ones the XML vehicleData is derived from. ' +
-    'Each is a plain value or an object with CurrentTextValue (and sometimes CurrentValue).',
-  properties: {
-    ...Object.fromEntries(VEHICLE_DATA_FIELDS.map((field) => [field.name, VEHICLE_MEMBER_SCHEMA])),
-    ImageUrl: { type: 'string', description: 'Absolute URL of a picture of the make and model (a UK motorbike\'s ends in |motorcycle after the encoded name, as the original writes it, so it is not format uri)' },
-  },
+    'The vehicleJson document. Members vary by country: a record has some of those listed (the XML vehicleData is derived from ABICode to DriverSide), ' +
+    'and may have others. The wrapped members are objects with CurrentTextValue (and CurrentValue when the source has one).',
+  properties: vehicleMemberProperties(),
   additionalProperties: true,
 };
 

@@ -97,10 +97,11 @@ describe('the admin and account OpenAPI document’s statuses', () => {
     const removal = await operatorCall('POST', '/admin/api/accounts/alice/credits', { operation: 'remove', amount: 51 });
     expect(removal.statusCode).toBe(409);
     expect(Object.keys(paths['/admin/api/accounts/{username}/credits']?.post?.responses ?? {})).toContain('409');
-    // A route that names nothing in its path and collides with nothing lists neither 404 nor 409.
-    expect(Object.keys(paths['/admin/api/tokens']?.post?.responses ?? {})).toEqual(['201', '400', '401', '403', '429']);
+    // A route that names nothing in its path and collides with nothing lists neither 404 nor 409;
+    // a body over the limit (413) or in another media type (415) is refused before its handler.
+    expect(Object.keys(paths['/admin/api/tokens']?.post?.responses ?? {})).toEqual(['201', '400', '401', '403', '413', '415', '429']);
     // Public routes are not refused for a missing login; login answers 401 for a wrong password.
-    expect(Object.keys(paths['/admin/api/login']?.post?.responses ?? {})).toEqual(['200', '400', '401', '429']);
+    expect(Object.keys(paths['/admin/api/login']?.post?.responses ?? {})).toEqual(['200', '400', '401', '413', '415', '429']);
     expect((await t.app.inject({ method: 'POST', url: '/admin/api/login', payload: { username: 'root', password: 'wrong' } })).statusCode).toBe(401);
   });
 });

@@ -57,22 +57,22 @@ export const ledgerQuery = object({
 });
 export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
 
-export const errorResponse: Schema = {
-  type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } },
-  required: ['error', 'message'],
-};
-
 // OpenAPI's operation fields on route schemas (what @fastify/swagger adds when installed); the
 // admin OpenAPI document (openapi-document.ts) reads them.
 declare module 'fastify' {
   interface FastifySchema {
     tags?: readonly string[];
     summary?: string;
+    /** The operation's description in the OpenAPI document (what the summary leaves out). */
+    description?: string;
+    /**
+     * Who may call the route, for its description in the OpenAPI document, when it is not what
+     * its method implies (openapi-document.ts, accessOf): reads for every role, writes for admins
+     * and owners.
+     */
+    access?: string;
     /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
     consumes?: readonly string[];
-    /** The status of a successful answer when it is not 200 (201 for a create, 202, 204). */
-    successStatus?: number;
     /**
      * Error statuses the route answers beyond those its shape implies (openapi-document.ts,
      * errorStatuses): 409 for a create that can collide, 401 for a login, 404 for a route whose

@@ -4,6 +4,7 @@ import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService } from './account-scope.js';
 import { creditChangeBody, usernameParams } from './api-schemas.js';
+import { adminAnswers } from './api-responses.js';
 
 /** Granting and removing an account's credits, under `/accounts/:username/credits` (operators only). */
 export const creditsRoutes: FastifyPluginAsync<{ readonly accounts: AccountService }> = (app, options) => {
@@ -16,6 +17,7 @@ export const creditsRoutes: FastifyPluginAsync<{ readonly accounts: AccountServi
         errorStatuses: [409],
         params: usernameParams,
         body: creditChangeBody,
+        response: { 200: adminAnswers.credits },
       },
     },
     async (request) => {

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import { adminAnswers } from './api-responses.js';
 
 /** The upstream providers' status, as /readyz shows it, under `/providers`. */
 export const providersRoutes: FastifyPluginAsync<{ readonly providers: () => Record<string, ProviderStatus> }> = (app, options) => {
-  app.get('', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+  app.get('', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it", response: { 200: adminAnswers.providers } } }, () => ({ providers: options.providers() }));
   return Promise.resolve();
 };

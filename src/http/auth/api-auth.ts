@@ -7,6 +7,7 @@ import type { Actor } from '../../audit/audit-log.js';
 import type { LoginThrottle, RequestLimiter } from '../../users/login-throttle.js';
 import { WebhookError } from '../../webhooks/webhook.service.js';
 import { UserError, type User, type UserService } from '../../users/user.service.js';
+import { codeOfClientStatus, type ApiErrorCode } from '../api/api-error-codes.js';
 
 /** The session cookie (both APIs; a user's role decides which API it may use). */
 export const SESSION_COOKIE = 'vl_session';
@@ -27,7 +28,7 @@ export interface Principal {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly error: string,
+    readonly error: ApiErrorCode,
     message: string,
     readonly field?: string,
     readonly retryAfter?: number,
@@ -107,7 +108,7 @@ export function requireWrite(principal: Principal): void {
  * mapping for every route of both APIs, the alert and webhook routes included. An INVALID from a
  * service is an invalid request as much as a schema failure is, so both answer `invalid-request`.
  */
-const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookError['code'] | CreditAlertError['code'], { status: number; code: string }> = {
+const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookError['code'] | CreditAlertError['code'], { status: number; code: ApiErrorCode }> = {
   NOT_FOUND: { status: 404, code: 'not-found' },
   ALREADY_EXISTS: { status: 409, code: 'already-exists' },
   INVALID: { status: 400, code: 'invalid-request' },
@@ -116,7 +117,7 @@ const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookEr
 };
 
 /** The status and code of a service's own error (the console shows the status with the message); undefined for any other error. */
-export function domainError(error: unknown): { status: number; code: string } | undefined {
+export function domainError(error: unknown): { status: number; code: ApiErrorCode } | undefined {
   if (error instanceof AccountError || error instanceof UserError || error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) {
     return DOMAIN_ERRORS[error.code];
   }
@@ -153,7 +154,9 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       request.log.error({ err: error }, 'admin API request failed');
       return reply.code(500).send({ error: 'internal', message: `internal error; quote request id ${request.id}` });
     }
-    return reply.code(status).send({ error: 'bad-request', message: error.message });
+    // Fastify's own refusals (a body over the limit, an unread media type, malformed JSON) and an
+    // invalid Host: the code of their status, as a route that refuses the same thing answers it.
+    return reply.code(status).send({ error: codeOfClientStatus(status), message: error.message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: 'not-found', message: `no route ${request.method} ${request.url.split('?', 1)[0] ?? prefix}` }));
 }

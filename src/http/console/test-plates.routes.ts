@@ -33,7 +33,7 @@ export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, d
   const operations = deps.catalogue.operations.filter((op) => Catalogue.keyParameters(op).length > 0);
   const chosen = (name: string | undefined) => {
     const op = name === undefined ? operations[0] : operations.find((o) => o.name === name);
-    if (!op) throw new ApiError(400, 'bad_request', `${name ?? 'The catalogue'} has no operation with test plates.`);
+    if (!op) throw new ApiError(400, 'invalid-request', `${name ?? 'The catalogue'} has no operation with test plates.`);
     return op;
   };
   /** The key values in parameter order, as the admin API takes them. */
