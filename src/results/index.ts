@@ -1,5 +1,5 @@
 import type { MotDocument, NcapRating } from '../lookup/lookup-result.js';
-import type { XmlElement } from '../protocols/xml/xml-reader.js';
+import type { XmlElement } from '../xml/xml-reader.js';
 import { arrayOfNameValueCodec } from './array-of-name-value.codec.js';
 import { dataGridCodec, type DataGrid } from './data-grid.codec.js';
 import type { FlatRecord } from './flat-record.js';

@@ -1,4 +1,4 @@
-import { isNil, XmlReadError, type XmlElement } from '../protocols/xml/xml-reader.js';
+import { isNil, XmlReadError, type XmlElement } from '../xml/xml-reader.js';
 
 /**
  * Helpers of the codecs' readers (`ResultCodec.fromXml`): the original's GET/POST answer, parsed

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { resultOf, type ResultType } from '../../src/results/index.js';
 import { readAnswer } from '../../src/providers/regcheck/regcheck.client.js';
-import { writeHttpResult } from '../../src/protocols/asmx-http/asmx-http.plugin.js';
+import { writeHttpResult } from '../../src/http/lookup/asmx-http/asmx-http.plugin.js';
 import { RESULT_CODECS } from '../../src/results/index.js';
 import { answerText, BESPOKE_NS, FakeRegcheck, fixtureOf, REG_NS, REGCHECK_FIXTURES } from '../fakes/fake-regcheck.js';
 import { declared, ManualClock } from './harness.js';

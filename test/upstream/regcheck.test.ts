@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../src/catalogue/operation.js';
-import { readXml, type XmlElement } from '../../src/protocols/xml/xml-reader.js';
+import { readXml, type XmlElement } from '../../src/xml/xml-reader.js';
 import { readAnswer } from '../../src/providers/regcheck/regcheck.client.js';
 import { codecOf } from '../../src/results/index.js';
 import { enginesToTest } from '../helpers/engines.js';

@@ -3,7 +3,7 @@ import type { OperationDeclaration, ServiceId } from '../../catalogue/operation.
 import { SERVICES } from '../../catalogue/services.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
-import { readXml, XmlReadError, type XmlElement } from '../../protocols/xml/xml-reader.js';
+import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
 import { codecOf, recordFromXml } from '../../results/index.js';
 import type { RegcheckConfig } from '../upstream/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
