@@ -19,11 +19,13 @@ export type DatasetKind = 'vehicle' | 'mot' | 'ncap' | 'record';
 
 /**
  * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
- * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
+ * 6; issue 24 "Fidelity" 2): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` to the encoded text when the record
  * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
- * lookup); `none` adds none (live answers of these countries carry only the record's own).
+ * lookup); `none` adds none (live answers of these countries carry only the record's own);
+ * `australia` follows the record's `State` as live answers do: Queensland encodes the Description,
+ * the ACT names the member `Image`, the other states encode "Make Model".
  */
-export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
+export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none' | 'australia';
 
 export interface ParameterDeclaration {
   /** Exact (case-sensitive) element name in SOAP bodies; matched case-insensitively in GET/POST. */
@@ -94,4 +96,10 @@ export interface OperationDeclaration {
   readonly fieldSubset?: readonly string[];
   /** Vehicle results: how ImageUrl is made when the record has none; `make-model` when absent. */
   readonly imageUrl?: ImageUrlRule;
+  /**
+   * Vehicle results: vehicleData children the original never writes for this operation although
+   * vehicleJson has them (live reg.asmx/Check and CheckAustralia answers hold no
+   * MakeDescription/ModelDescription in vehicleData: issue 24 "Fidelity" 1). Absent: none left out.
+   */
+  readonly vehicleDataOmits?: readonly string[];
 }

@@ -1,4 +1,4 @@
-import { MOTORCYCLE_SUFFIX, textValue, withImageUrl } from '../lookup/image-url.js';
+import { MOTORCYCLE_SUFFIX, textValue, withAustralianImage, withImageUrl } from '../lookup/image-url.js';
 import type { VehicleDocument } from '../lookup/lookup-result.js';
 import type { XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
@@ -93,8 +93,17 @@ export interface OriginalVehicle {
   readonly vehicleData: VehicleData;
 }
 
+/**
+ * A Vehicle result of a vehicleJson document of ours: the document (the JSON body) and the
+ * vehicleData children its operation leaves out (OperationDeclaration.vehicleDataOmits).
+ */
+export interface DocumentVehicle {
+  readonly document: VehicleDocument;
+  readonly vehicleDataOmits: readonly string[];
+}
+
 /** The value of a Vehicle result: a vehicleJson document of ours, or the original's answer. */
-export type VehicleValue = VehicleDocument | OriginalVehicle;
+export type VehicleValue = DocumentVehicle | OriginalVehicle;
 
 const ORIGINAL_MEMBERS = ['vehicleJson', 'vehicleData'];
 const PAIR_MEMBERS = ['CurrentValue', 'CurrentTextValue'];
@@ -148,9 +157,10 @@ export function validateOriginalVehicle(member: string, record: OriginalVehicle)
  * the record has a value for; inside a pair that is present, SOAP writes an empty CurrentValue or
  * CurrentTextValue as xsi:nil (the spec) and GET/POST leave it out (live answers).
  */
-function deriveVehicleData(doc: VehicleDocument, binding: XmlBinding): VehicleData {
+function deriveVehicleData(doc: VehicleDocument, binding: XmlBinding, omits: readonly string[]): VehicleData {
   const data: Record<string, string | VehicleDataPair> = {};
   for (const field of VEHICLE_DATA_FIELDS) {
+    if (omits.includes(field.name)) continue;
     const text = textValue(doc, field.name) ?? (field.fallback === undefined ? undefined : textValue(doc, field.fallback));
     switch (field.kind) {
       case 'integer':
@@ -349,9 +359,12 @@ export const vehicleCodec: ResultCodec<VehicleValue> = {
       vehicle = Object.fromEntries(Object.entries(vehicle).filter(([k]) => keep.has(k)));
     }
     const rule = operation.imageUrl ?? 'make-model';
-    if (rule === 'none') return vehicle;
+    const vehicleDataOmits = operation.vehicleDataOmits ?? [];
+    if (rule === 'none') return { document: vehicle, vehicleDataOmits };
+    if (rule === 'australia') return { document: withAustralianImage(vehicle, baseUrl), vehicleDataOmits };
     // Whether it is a motorbike is read from the whole record: a restricted variant may not serve BodyStyle.
-    return withImageUrl(vehicle, baseUrl, rule === 'uk-motorbike' || (rule === 'uk' && isMotorbike(whole)) ? MOTORCYCLE_SUFFIX : '');
+    const suffix = rule === 'uk-motorbike' || (rule === 'uk' && isMotorbike(whole)) ? MOTORCYCLE_SUFFIX : '';
+    return { document: withImageUrl(vehicle, baseUrl, suffix), vehicleDataOmits };
   },
 
   fromXml(root) {
@@ -366,10 +379,10 @@ export const vehicleCodec: ResultCodec<VehicleValue> = {
 
   isChargeable: () => true,
 
-  jsonBody: (vehicle) => (isOriginalVehicle(vehicle) ? (JSON.parse(vehicle.vehicleJson) as unknown) : vehicle),
+  jsonBody: (vehicle) => (isOriginalVehicle(vehicle) ? (JSON.parse(vehicle.vehicleJson) as unknown) : vehicle.document),
 
   // The original's vehicleJson is the JSON body as it came, byte for byte (spacing, escapes, number forms).
-  jsonText: (vehicle) => (isOriginalVehicle(vehicle) ? vehicle.vehicleJson : JSON.stringify(vehicle)),
+  jsonText: (vehicle) => (isOriginalVehicle(vehicle) ? vehicle.vehicleJson : JSON.stringify(vehicle.document)),
 
   jsonSchema: () => VEHICLE_JSON_SCHEMA,
 
@@ -380,12 +393,14 @@ export const vehicleCodec: ResultCodec<VehicleValue> = {
         writeVehicleData(w, vehicle.vehicleData);
         return;
       }
-      w.leaf('vehicleJson', JSON.stringify(vehicle));
-      writeVehicleData(w, deriveVehicleData(vehicle, binding));
+      w.leaf('vehicleJson', JSON.stringify(vehicle.document));
+      writeVehicleData(w, deriveVehicleData(vehicle.document, binding, vehicle.vehicleDataOmits));
     });
   },
 
   sample: () => ({
+    vehicleDataOmits: [],
+    document: {
     Description: 'string',
     RegistrationYear: '2019',
     CarMake: { CurrentTextValue: 'string' },
@@ -393,5 +408,6 @@ export const vehicleCodec: ResultCodec<VehicleValue> = {
     EngineSize: { CurrentTextValue: '1598' },
     MakeDescription: 'string',
     ModelDescription: 'string',
+    },
   }),
 };
