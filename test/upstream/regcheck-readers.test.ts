@@ -79,3 +79,36 @@ describe('the regcheck provider over the fake GET binding', () => {
     });
   }
 });
+
+describe('what the operator side plugs into the regcheck provider', () => {
+  it('tells onFetched once per upstream answer with data, and asks nothing while refuse gives a reason', async () => {
+    const fake = await FakeRegcheck.start({ username: 'op-user' });
+    const dir = tempDir();
+    const storage = await openStorage({ dataDir: dir.path });
+    try {
+      const clock = new ManualClock();
+      const fetched: unknown[] = [];
+      let closed: string | undefined = 'no balance left at the original';
+      const config = loadProviderConfig({ REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000' });
+      const [registration] = upstreamRegistrations({
+        db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) },
+        regcheckHooks: { refuse: () => closed, onFetched: (f) => fetched.push(f) },
+      });
+      const provider = registration?.provider;
+      if (!provider) throw new Error('no regcheck provider');
+      const query = buildQuery(declared('Check'), { RegistrationNumber: 'LV04XYZ' });
+      expect(await provider.find(query)).toEqual({ status: 'unavailable', reason: 'regcheck: no balance left at the original' });
+      expect(fake.calls()).toBe(0);
+      closed = undefined;
+      const answers = await Promise.all([provider.find(query), provider.find(query), provider.find(query)]);
+      expect(answers.map((a) => a.status)).toEqual(['found', 'found', 'found']);
+      await provider.find(query);
+      expect(fake.calls()).toBe(1);
+      expect(fetched).toEqual([{ operation: 'Check', key: { RegistrationNumber: 'LV04XYZ' }, record: readAnswer(declared('Check'), answerText(fixtureOf('Check'))), fetchedAt: clock.now().toISOString() }]);
+    } finally {
+      await fake.close();
+      await storage.close();
+      dir.remove();
+    }
+  });
+});
