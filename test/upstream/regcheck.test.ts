@@ -26,8 +26,8 @@ const apps: TestApp[] = [];
 const regcheckEnv = (overrides: Record<string, string> = {}): Record<string, string> => ({
   REGCHECK_USERNAME: USERNAME,
   REGCHECK_BASE_URL: fake.baseUrl,
-  REGCHECK_TIMEOUT_MS: '1500',
-  REGCHECK_BUDGET_MS: '1500',
+  REGCHECK_TIMEOUT_MS: '3000',
+  REGCHECK_BUDGET_MS: '3000',
   REGCHECK_BREAKER_FAILURES: '100',
   ...overrides,
 });
