@@ -12,7 +12,7 @@ const STATE_VALUE: Record<BreakerState, number> = { closed: 0, 'half-open': 1, o
  * - `vehicle_lookup_upstream_request_duration_seconds{provider,endpoint}`: time per attempt;
  * - `vehicle_lookup_upstream_retries_total{provider,reason}`: retries (timeout, network, 5xx, 429);
  * - `vehicle_lookup_upstream_lookups_total{provider,answer,via}`: lookups by answer (found,
- *   not_found, unavailable) and source (upstream, cache, circuit_open);
+ *   not_found, unavailable) and source (upstream, cache, circuit_open, refused: a gate of the provider said no);
  * - `vehicle_lookup_upstream_circuit_state{provider}`: 0 closed, 1 half-open, 2 open.
  */
 export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMonitor): void {
@@ -37,7 +37,7 @@ export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMon
   });
   const lookups = new Counter({
     name: 'vehicle_lookup_upstream_lookups_total',
-    help: 'Upstream lookups by answer (found, not_found, unavailable) and where it came from (upstream, cache, circuit_open)',
+    help: 'Upstream lookups by answer (found, not_found, unavailable) and where it came from (upstream, cache, circuit_open, refused)',
     labelNames: ['provider', 'answer', 'via'],
     registers: [registry],
   });

@@ -15,7 +15,8 @@ export type UpstreamEvent =
       readonly type: 'answer';
       readonly provider: string;
       readonly answer: 'found' | 'not-found' | 'unavailable';
-      readonly via: 'upstream' | 'cache' | 'circuit-open';
+      /** `refused`: a gate of the provider said not to ask (LookupOptions.refuse). */
+      readonly via: 'upstream' | 'cache' | 'circuit-open' | 'refused';
       readonly seconds: number;
       readonly failure?: { readonly kind: string; readonly message: string };
     }

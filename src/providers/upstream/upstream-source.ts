@@ -46,6 +46,16 @@ export function unansweredAs(answer: Exclude<UpstreamAnswer, { readonly status: 
   return answer.status === 'not-found' ? { status: 'not-found' } : { status: 'unavailable', reason: answer.reason };
 }
 
+/** Per-lookup options of `UpstreamSource.lookup`. */
+export interface LookupOptions {
+  /**
+   * Asked after a cache miss, before the breaker: a reason not to ask the upstream now (an
+   * operator's gate, such as no balance left there), or undefined to go ahead. A refusal is
+   * `unavailable` (free) and does not count against the breaker.
+   */
+  readonly refuse?: () => string | undefined;
+}
+
 /** Expired cache rows of a provider are deleted at most this often. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -101,17 +111,17 @@ export class UpstreamSource {
   }
 
   /** The cached answer for `key`, else `fetch()` behind the breaker; never throws. */
-  lookup(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+  lookup(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions = {}): Promise<UpstreamAnswer> {
     const running = this.inflight.get(key);
     if (running) return running;
-    const started = this.run(key, fetch).finally(() => {
+    const started = this.run(key, fetch, options).finally(() => {
       this.inflight.delete(key);
     });
     this.inflight.set(key, started);
     return started;
   }
 
-  private async run(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+  private async run(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions): Promise<UpstreamAnswer> {
     const { monitor } = this.context;
     const provider = this.settings.name;
     const started = performance.now();
@@ -121,6 +131,12 @@ export class UpstreamSource {
     if (cached) {
       monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds() });
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
+    }
+
+    const refused = options.refuse?.();
+    if (refused !== undefined) {
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused } });
+      return { status: 'unavailable', reason: `${provider}: ${refused}` };
     }
 
     if (!this.breaker.tryAcquire()) {
