@@ -25,7 +25,9 @@ export type VehicleMemberShape =
   | 'text-or-wrapped'
   | 'boolean'
   /** An object of the source's own fields (France's ExtendedData). */
-  | 'object';
+  | 'object'
+  /** An object of the register's own nested structures (Denmark's ExtendedInformation). */
+  | 'nested-object';
 
 export const VEHICLE_MEMBERS: Readonly<Record<string, { readonly shape: VehicleMemberShape; readonly description: string }>> = {
   ABICode: { shape: 'text', description: 'The UK insurers’ (ABI) vehicle code' },
@@ -58,6 +60,7 @@ export const VEHICLE_MEMBERS: Readonly<Record<string, { readonly shape: VehicleM
   EngineNumber: { shape: 'text', description: 'The engine number' },
   EngineCode: { shape: 'text', description: 'The engine code' },
   Colour: { shape: 'text', description: 'The colour' },
+  RegisterStatus: { shape: 'text', description: 'Whether the register still lists the vehicle (Israel: "Taken off the road" when only a cancellation register has the plate)' },
   Variant: { shape: 'text', description: 'The variant' },
   Version: { shape: 'text', description: 'The version' },
   Series: { shape: 'text', description: 'The series' },
@@ -113,6 +116,7 @@ export const VEHICLE_MEMBERS: Readonly<Record<string, { readonly shape: VehicleM
   Emirate: { shape: 'text', description: 'The emirate' },
   Voivodeship: { shape: 'text', description: 'The Polish voivodeship' },
   ExtendedData: { shape: 'object', description: "The source's own further fields" },
+  ExtendedInformation: { shape: 'nested-object', description: "The register's own further fields (Denmark's DMR)" },
 };
 
 const WRAPPED_VALUE: JsonSchema = { type: ['integer', 'null'], description: 'The value as a number, when the source has one' };
@@ -129,6 +133,7 @@ export const VEHICLE_MEMBER_SCHEMAS: Readonly<Record<VehicleMemberShape, JsonSch
   },
   boolean: { type: 'boolean' },
   object: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } },
+  'nested-object': { type: 'object' },
 };
 
 /** The properties of the Vehicle schema: every known member, typed, with its description. */
