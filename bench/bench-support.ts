@@ -417,6 +417,7 @@ export async function load(
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   let lastAnswer = started;
+  let keyedMismatches = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -433,12 +434,21 @@ export async function load(
                     ...request,
                     headers: { ...request.headers, 'idempotency-key': nextIdempotencyKey() },
                   }),
+                  // autocannon refuses expectBody beside `requests`: the body is compared here.
+                  ...(expectBody !== undefined
+                    ? {
+                        onResponse: (_status: number, body: string): void => {
+                          if (body !== expectBody) keyedMismatches += 1;
+                        },
+                      }
+                    : {}),
                 },
               ],
             }
-          : {}),
+          : expectBody !== undefined
+            ? { expectBody }
+            : {}),
         ...('seconds' in until ? { duration: until.seconds } : { amount: until.requests }),
-        ...(expectBody !== undefined ? { expectBody } : {}),
       },
       // autocannon types its error as any; it is only ever an Error or nothing.
       (error: unknown, finished: autocannon.Result) => {
@@ -471,7 +481,7 @@ export async function load(
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
-    mismatches: result.mismatches,
+    mismatches: result.mismatches + keyedMismatches,
     p50: result.latency.p50,
     p99: result.latency.p99,
     serverCpu: perSecond(server),

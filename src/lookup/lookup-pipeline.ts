@@ -87,31 +87,34 @@ export class LookupPipeline {
    * Runs one lookup. Call it from a request handler (an I/O callback): the caches' view of other
    * processes' changes is shared per turn of the event loop (ChangeSnapshot).
    */
-  async execute(request: LookupRequest): Promise<LookupOutcome> {
+  execute(request: LookupRequest): Promise<LookupOutcome> {
     const started = performance.now();
     this.deps.onLookupStart?.();
-    try {
-      const outcome = await this.run(request);
-      this.deps.observer?.onLookup({
-        operation: outcome.operation.name,
-        interface: request.interface,
-        outcome: 'success',
-        seconds: (performance.now() - started) / 1000,
-        charged: outcome.charged,
-      });
-      return outcome;
-    } catch (error) {
-      const code = error instanceof LookupError ? error.code : 'INTERNAL';
-      this.deps.observer?.onLookup({
-        // Unknown names are not echoed into metric labels: that would let callers create series.
-        operation: request.call.operation?.name ?? 'unknown',
-        interface: request.interface,
-        outcome: code.toLowerCase(),
-        seconds: (performance.now() - started) / 1000,
-        charged: 0,
-      });
-      throw error;
-    }
+    // `then` rather than an async function awaiting run: one promise per lookup instead of two.
+    return this.run(request).then(
+      (outcome) => {
+        this.deps.observer?.onLookup({
+          operation: outcome.operation.name,
+          interface: request.interface,
+          outcome: 'success',
+          seconds: (performance.now() - started) / 1000,
+          charged: outcome.charged,
+        });
+        return outcome;
+      },
+      (error: unknown) => {
+        const code = error instanceof LookupError ? error.code : 'INTERNAL';
+        this.deps.observer?.onLookup({
+          // Unknown names are not echoed into metric labels: that would let callers create series.
+          operation: request.call.operation?.name ?? 'unknown',
+          interface: request.interface,
+          outcome: code.toLowerCase(),
+          seconds: (performance.now() - started) / 1000,
+          charged: 0,
+        });
+        throw error;
+      },
+    );
   }
 
   /** The stages in order; only promises are awaited (see the class comment). */
