@@ -12,7 +12,7 @@ import type { IdempotentReplays } from './idempotent-replay.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { describeQuery, type LookupQuery } from './lookup-query.js';
 import type { LookupOutcome, LookupObserver, LookupRequest } from './lookup-request.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 /** What the charging stages need from the pipeline's dependencies (LookupPipelineDeps). */
 export interface LookupChargingDeps {

@@ -3,7 +3,7 @@ import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider } from '../providers/provider.js';
+import type { Provider } from './provider.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
@@ -16,7 +16,7 @@ import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, type LookupQuery } from './lookup-query.js';
 import type { AnonymousAccess, BoundCall, LookupObserver, LookupOutcome, LookupRequest } from './lookup-request.js';
 import { codecOf, resultOf } from '../results/index.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 export interface LookupPipelineDeps {
   readonly accounts: AccountCache;

@@ -3,7 +3,7 @@ import type { EffectiveLimits, RateWindow } from '../rate-limit/rate-limiter.js'
 import type { FreeReason } from '../storage/database.js';
 import type { LookupError } from './lookup-error.js';
 import type { RawArguments } from './lookup-query.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 /*
  * What a protocol adapter hands the lookup pipeline and what it gets back (lookup-pipeline.ts).
