@@ -1,9 +1,28 @@
 import { ConfigError, EnvReader } from './env-reader.js';
-import type { UpstreamSettings } from '../providers/upstream/upstream-source.js';
+
+/** The operator's settings for one upstream (read below from `<PREFIX>_*`; UpstreamSource takes it). */
+export interface UpstreamSettings {
+  /** Provider name: metrics label, /readyz key and cache partition (`dvla`, `dvsa-mot`). */
+  readonly name: string;
+  /** Base URL without a trailing slash. */
+  readonly baseUrl: string;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs: number;
+  /** Whole-request budget including the retry and any Retry-After wait (ms). */
+  readonly budgetMs: number;
+  /** How long a found answer is reused (s); 0 turns caching off. */
+  readonly cacheTtlS: number;
+  /** How long a not-found answer is reused (s); shorter, so a new registration shows soon. */
+  readonly notFoundTtlS: number;
+  /** Consecutive failed lookups that open the circuit. */
+  readonly breakerFailures: number;
+  /** How long the circuit stays open before a trial call (ms). */
+  readonly breakerOpenMs: number;
+}
 
 /**
  * Upstream provider configuration, read once at start-up with the parsers every part of the
- * configuration shares (src/config/env-reader.ts). Every variable is in README "Configuration"
+ * configuration shares (src/config/env-reader.ts). Every variable is in docs/configuration.md
  * and docs/providers.md. A provider is enabled when its credentials are set (RDW and NHTSA, which
  * need none, when switched on); messages name variables, never their values (they may be secrets).
  */
@@ -168,7 +187,7 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
   };
 }
 
-/** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */
+/** The provider configuration alone, from an environment (tests, and src/config/config.ts through readProviderConfig). */
 export function loadProviderConfig(env: Readonly<NodeJS.ProcessEnv>): ProviderConfig {
   return readProviderConfig(new EnvReader(env));
 }
