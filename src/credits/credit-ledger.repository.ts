@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { rearmCreditAlerts } from '../alerts/credit-alerts.js';
 import type { Db, FreeReason, LedgerKind, LedgerTable, Tx } from '../storage/database.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
@@ -196,46 +197,52 @@ export class CreditLedgerRepository {
     return updated.credits;
   }
 
-  /** Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement. */
-  private async writeDebitRows(
+  /**
+   * Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement, from
+   * `start`; at once on SQLite (Tx.run), with no promise.
+   */
+  private writeDebitRows(
     tx: Tx,
     accountId: number,
     rows: ReadonlyArray<{ readonly cost: number; readonly balanceAfter: number; readonly details: DebitDetails }>,
-  ): Promise<void> {
-    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
-      const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
-      const args: unknown[] = [];
-      for (const { cost, balanceAfter, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
-      }
-      await this.insertDebitRows(chunk.length).run(tx, ...args);
+    start = 0,
+  ): MaybePromise<void> {
+    if (start >= rows.length) return;
+    const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
+    const args: unknown[] = [];
+    for (const { cost, balanceAfter, details } of chunk) {
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
     }
+    return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }
 
   /**
    * Several debits of one account, in order, each with its own ledger row. When the balance covers
    * them all, that is one conditional update for the sum and a row each; otherwise
    * each is tried on its own, so exactly those that fit are debited. Returns each debit's balance
-   * after it, or undefined for a debit the balance did not cover.
+   * after it, or undefined for a debit the balance did not cover; at once on SQLite when the
+   * balance covers them all (Tx.run: the common case costs no promise).
    */
-  async debitMany(
+  debitMany(
     tx: Tx,
     accountId: number,
     debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>,
-  ): Promise<Array<number | undefined>> {
+  ): MaybePromise<Array<number | undefined>> {
     const total = debits.reduce((sum, d) => sum + d.cost, 0);
-    const { rows } = await this.conditionalDebit.run(tx, accountId, total);
-    const updated = rows[0];
-    if (!updated) {
-      if (debits.length === 1) return [undefined];
-      const results: Array<number | undefined> = [];
-      for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
-      return results;
-    }
-    let running = updated.credits + total;
-    const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
-    await this.writeDebitRows(tx, accountId, applied);
-    return applied.map((r) => r.balanceAfter);
+    return andThen(this.conditionalDebit.run(tx, accountId, total), ({ rows }) => {
+      const updated = rows[0];
+      if (!updated) return debits.length === 1 ? [undefined] : this.debitEach(tx, accountId, debits);
+      let running = updated.credits + total;
+      const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
+      return andThen(this.writeDebitRows(tx, accountId, applied), () => applied.map((r) => r.balanceAfter));
+    });
+  }
+
+  /** Each debit on its own, in order: the balance did not cover them all. */
+  private async debitEach(tx: Tx, accountId: number, debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>): Promise<Array<number | undefined>> {
+    const results: Array<number | undefined> = [];
+    for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
+    return results;
   }
 
   /** Adds credits; a top-up is a ledger row too, and re-arms the low-credit alerts it passes. Returns the new balance. */

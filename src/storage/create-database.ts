@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
@@ -58,7 +59,7 @@ export interface Storage {
    * on a pooled connection. On SQLite `work` runs again after an SQLITE_BUSY (retryOnSqliteBusy in
    * sqlite-connection.ts), so it must have no effect outside the transaction.
    */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => MaybePromise<T>): Promise<T>;
   /** The engine's name, for logs and /readyz only: behaviour goes through the capabilities. */
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
@@ -194,7 +195,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   }
   return {
     db,
-    transaction: (work) => db.transaction().execute((trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })),
+    transaction: (work) => db.transaction().execute(async (trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })),
     engine: 'postgres',
     description: redactUrl(url),
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),

@@ -1,4 +1,5 @@
 import type { ColumnType, CompiledQuery, Generated, Kysely, QueryResult } from 'kysely';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 
 /** Row types as stored. Timestamps are ISO-8601 UTC text on both engines. */
 export interface AccountsTable {
@@ -328,8 +329,9 @@ export interface Tx {
   readonly db: Kysely<DatabaseSchema>;
   /**
    * Runs a query compiled once (PreparedQuery) in this transaction. On SQLite it runs the cached
-   * statement synchronously, without Kysely's executor: the per-statement cost of the hot debit
+   * statement synchronously, without Kysely's executor, and returns its result as a plain value
+   * (no promise: the cost guard, test/cost/, counts them): the per-statement cost of the hot debit
    * path is the statement itself. On PostgreSQL it is the transaction's executeQuery.
    */
-  run<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  run<R>(query: CompiledQuery<R>): MaybePromise<QueryResult<R>>;
 }
