@@ -1,4 +1,5 @@
 import type { OperationDeclaration } from '../catalogue/operation.js';
+import type { XmlElement } from '../xml/xml-reader.js';
 import type { Attributes, XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 
@@ -55,6 +56,13 @@ export interface ResultCodec<T> {
 
   /** The result of a record a provider found; must not change `record` (it may be frozen and shared). */
   fromRecord(record: unknown, context: ResultContext): T;
+  /**
+   * The reader of what `writeXml` writes: the record (one `fromRecord` takes, the local store can
+   * hold and an import line can carry) of the original service's GET/POST answer of this type,
+   * whose root element `root` (named `xmlName`, in the service's namespace) the caller checked.
+   * Throws XmlReadError when the content is not of this type (the answer is then unreadable).
+   */
+  fromXml(root: XmlElement): unknown;
   /** False when a successful lookup with this result costs nothing (an empty Euro NCAP list). */
   isChargeable(value: T): boolean;
   /**
@@ -65,6 +73,11 @@ export interface ResultCodec<T> {
   recordWhenAbsent?(): unknown;
   /** The value JSON.stringify turns into the JSON interface's body. */
   jsonBody(value: T): unknown;
+  /**
+   * The JSON interface's body text, when it is not `JSON.stringify(jsonBody(value))`: an answer of
+   * the original passed through byte for byte (Vehicle). Absent: the stringified jsonBody.
+   */
+  jsonText?(value: T): string;
   /**
    * The JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it) that every `jsonBody` of this result
    * type satisfies: the 200 body of the OpenAPI document, named there by `xmlName`

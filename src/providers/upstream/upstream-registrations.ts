@@ -17,6 +17,8 @@ import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
 import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
+import { RegcheckClient, type RegcheckHooks } from '../regcheck/regcheck.client.js';
+import { RegcheckProvider } from '../regcheck/regcheck.provider.js';
 import type { ProviderConfig } from './provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
@@ -36,6 +38,8 @@ export interface UpstreamDeps {
   readonly sharedCache?: SharedCache | undefined;
   /** The offline VinCheck provider, which NHTSA vPIC online enriches when NHTSA_ONLINE=true. */
   readonly vinOffline?: OfflineVinProvider | undefined;
+  /** What the operator's side plugs into the original service's provider (balance gate, record file). */
+  readonly regcheckHooks?: RegcheckHooks | undefined;
 }
 
 /**
@@ -79,6 +83,15 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
 }
 
 /**
+ * The original service (issue 24), registered last so it is the last of every chain: the paid
+ * source is asked only when the store and the free public registers do not know the vehicle.
+ */
+function regcheckRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
+  if (!config.regcheck) return [];
+  return [{ operations: config.regcheck.operations, provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {})) }];
+}
+
+/**
  * The upstream providers the operator configured, as registrations for `providerChains` (each
  * after the local store), from the configuration read at start-up; builds nothing that touches
  * the network until a lookup asks. Add a country's providers here.
@@ -95,5 +108,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...netherlandsRegistrations(context, config),
     ...norwayRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
+    // Last: the paid source after every free one.
+    ...regcheckRegistrations(context, config, deps),
   ];
 }
