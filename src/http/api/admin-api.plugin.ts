@@ -10,7 +10,7 @@ import { addTestPlate, removeTestPlate, TestPlateError } from '../../datasets/te
 import type { ImportJobs } from '../../datasets/import/import-jobs.js';
 import type { TestPlates } from '../../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
-import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import type { SignupConfig } from '../../config.js';
 import type { Clock } from '../../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account.routes.js';
@@ -34,6 +34,7 @@ import {
 } from './api-schemas.js';
 import type { LoginThrottle, Throttles } from '../../users/login-throttle.js';
 import { registerOverviewRoutes } from './overview.routes.js';
+import { registerProviderRoutes } from './providers.routes.js';
 import type { OpenApiCollector } from './openapi-document.js';
 import { registerDocsPage } from '../site/openapi-docs/openapi-docs-page.js';
 import { registerSignupRoute } from './signup.routes.js';
@@ -60,8 +61,8 @@ export interface AdminApiOptions {
   readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
   /** Normalises a test plate's key values as a lookup does. */
   readonly catalogue: Catalogue;
-  /** The upstream providers' status, as /readyz shows it. */
-  readonly providers: () => Record<string, ProviderStatus>;
+  /** The upstream providers: status as /readyz shows it, balance and spend (src/providers/upstream/providers-view.ts). */
+  readonly providers: Pick<ProvidersView, 'view'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
@@ -279,7 +280,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     },
   );
 
-  app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+  registerProviderRoutes(app, { providers: options.providers });
   registerOverviewRoutes(app, { usage: options.allAccountsUsage, lookupStats: options.lookupStats });
 
   const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);

@@ -23,6 +23,7 @@ import { html } from './html.js';
 import { CSRF_FIELD, page, type Viewer } from './layout.js';
 import { accountCreatedPage, accountPaths, accountsPage, auditPage, inviteCreatedPage, operatorAccountPage } from './operator-pages.js';
 import { registerOverviewRoute } from './overview.routes.js';
+import { registerProviderPages } from './providers.routes.js';
 import { securePage } from '../security-headers.js';
 import { welcomeNotice } from './signup-pages.js';
 import { registerSignupPages } from './signup.routes.js';
@@ -36,6 +37,7 @@ import { jsonBodyOf } from '../../results/index.js';
 import { writeHttpResult } from '../lookup/asmx-http/asmx-http.plugin.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import { daysBetween } from './usage-chart.js';
 import { registerAlertPages, type AlertPagesDeps } from './alert.routes.js';
 import type { Audience, ConsoleContext } from './console-context.js';
@@ -61,6 +63,8 @@ export interface ConsoleOptions {
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
   readonly upstream: () => Record<string, ProviderStatus>;
+  /** The upstream providers with balance and spend, for the providers page (the admin API's /providers). */
+  readonly providers: Pick<ProvidersView, 'view'>;
   /** Low-credit thresholds and webhook endpoints (the API's services). */
   readonly alerting: AlertPagesDeps['alerting'];
   /** The free test plates (the admin API's service). */
@@ -377,6 +381,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = (app, options) 
   // ---- operators ----
 
   registerOverviewRoute(app, { signIn, passwordFirst, render: html200, accounts: options.accounts, usage: options.allAccountsUsage, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock });
+  registerProviderPages(app, { signIn, passwordFirst, render: html200, providers: options.providers });
 
   app.get<{ Querystring: { search?: string; offset?: number } }>('/console/admin/accounts', { schema: { querystring: listQuery } }, async (request, reply) => {
     const { viewer } = await signIn(request, 'operator');

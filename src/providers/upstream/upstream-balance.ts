@@ -25,8 +25,6 @@ export interface UpstreamBalanceOptions {
   /** Below this the operator is alerted (`upstream.credits.low`). */
   readonly lowCredits: number;
   readonly monitor: UpstreamMonitor;
-  /** Where alerts go (the operator's webhooks); none in a CLI command. */
-  readonly alerts?: BalanceAlertSink | undefined;
   readonly intervalMs?: number;
   readonly timer?: EveryTimer;
   /** Where a failed alert write is reported (the server's logger). */
@@ -54,6 +52,8 @@ export class UpstreamBalanceWatch {
   /** What this instance last told the sink, so it writes only on a change. */
   private told: { low?: boolean; depleted?: boolean } = {};
   private alerting: Promise<void> = Promise.resolve();
+  /** Where alerts go (the operator's webhooks), from `start`; none before it (and in a CLI command). */
+  private alerts: BalanceAlertSink | undefined;
 
   constructor(private readonly options: UpstreamBalanceOptions) {
     options.monitor.subscribe((event) => {
@@ -77,9 +77,10 @@ export class UpstreamBalanceWatch {
     return this.credits !== undefined && this.credits <= 0 ? 'no credits left at the upstream (balance 0); not asking it until the balance is topped up' : undefined;
   }
 
-  /** Reads now, then every interval. */
-  start(): void {
+  /** Reads now, then every interval; alerts go to `alerts` from now on. */
+  start(alerts?: BalanceAlertSink): void {
     if (this.stop) return;
+    this.alerts = alerts;
     void this.check();
     this.stop = (this.options.timer ?? realTimer)(this.options.intervalMs ?? BALANCE_INTERVAL_MS, () => {
       void this.check();
@@ -121,7 +122,7 @@ export class UpstreamBalanceWatch {
     const low = credits < this.options.lowCredits;
     const depleted = credits <= 0;
     const changes: Array<() => Promise<unknown>> = [];
-    const sink = this.options.alerts;
+    const sink = this.alerts;
     if (sink) {
       const provider = this.options.provider;
       const details = { credits, threshold: this.options.lowCredits };
