@@ -27,6 +27,7 @@ const EVERY_PROVIDER_ON = {
   NHTSA_RECALLS_ENABLED: 'true',
   CANADA_SPECS_ENABLED: 'true',
   VEGVESEN_API_KEY: 'svv-key',
+  REGCHECK_USERNAME: 'regcheck-user',
 };
 
 /** The source files under src/, relative to the repository root. */
