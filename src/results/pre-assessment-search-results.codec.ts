@@ -150,6 +150,9 @@ export const preAssessmentSearchResultsCodec: ResultCodec<readonly NcapRating[]>
 
   isChargeable: (ratings) => ratings.length > 0,
 
+  // A search that finds nothing is the empty list (free), not a "Lookup failed" fault.
+  recordWhenAbsent: () => [],
+
   jsonBody: (ratings) => ratings,
 
   jsonSchema: () => NCAP_JSON_SCHEMA,
