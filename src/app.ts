@@ -5,14 +5,13 @@ import { LedgerQueries } from './accounts/ledger-queries.js';
 import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js';
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { ProvidersView } from './providers/upstream/providers-view.js';
 import { RegcheckGateway } from './providers/regcheck/regcheck-gateway.js';
-import type { EveryTimer } from './providers/upstream/upstream-balance.js';
 import { UpstreamSpendCounts, UpstreamSpendRepository, type UpstreamSpendRow } from './providers/upstream/upstream-spend.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
@@ -27,6 +26,7 @@ import { wsdlPlugin } from './http/lookup/wsdl/wsdl.plugin.js';
 import { openRedis } from './redis/redis-services.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
+import type { Repeat } from './shared/repeat.js';
 import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './http/site/credits.plugin.js';
@@ -50,10 +50,12 @@ export interface BuiltApp {
 
 export interface BuildOptions {
   readonly clock?: Clock;
+  /** The timer of the lookup statistics' periodic writes (tests fire it themselves). */
+  readonly lookupStatsRepeat?: Repeat;
   /** Use this store instead of opening the configured one (tests share one). */
   readonly storage?: Storage;
-  /** Runs the periodic upstream balance reads; tests fire them by hand. Default: setInterval. */
-  readonly timer?: EveryTimer;
+  /** The timer of the upstream balance reads (about once a minute; tests fire it themselves). */
+  readonly balanceRepeat?: Repeat;
 }
 
 /** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
@@ -181,7 +183,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
   // The original service as an upstream (issue 24): its balance gate and record file plug into its provider.
   const regcheck = config.providers.regcheck
-    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, ...(options.timer ? { timer: options.timer } : {}) })
+    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
     : undefined;
   const services = createServices(storage, {
     ...(regcheck ? { regcheckHooks: regcheck.hooks } : {}),
@@ -226,16 +228,28 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     storage,
     upstreamSpendRepository,
     config.lookupStatsFlushSeconds * 1000,
-    { warn: (message, details) => { app.log.warn(details, message); } },
+    {
+      warn: (message, details) => {
+        app.log.warn(details, message);
+      },
+    },
+    options.lookupStatsRepeat,
     'upstream spend',
   );
   upstreamSpend.start();
   const lookupStats = new LookupStatsRepository(storage.db);
-  const lookupRollup = new LookupRollup(lookupCounts, storage, lookupStats, config.lookupStatsFlushSeconds * 1000, {
-    warn: (message, details) => {
-      app.log.warn(details, message);
+  const lookupRollup = new LookupRollup(
+    lookupCounts,
+    storage,
+    lookupStats,
+    config.lookupStatsFlushSeconds * 1000,
+    {
+      warn: (message, details) => {
+        app.log.warn(details, message);
+      },
     },
-  });
+    options.lookupStatsRepeat,
+  );
   lookupRollup.start();
 
   let draining = false;

@@ -1,6 +1,7 @@
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
 import type { LookupStatRow } from './lookup-stats.repository.js';
+import { unrefRepeat, type Repeat } from '../shared/repeat.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -141,7 +142,7 @@ export interface RollupStore<Row> {
  * counts for the next one (up to the LookupCounts bound) and logs. Writes never overlap.
  */
 export class LookupRollup<Row = LookupStatRow> {
-  private timer: NodeJS.Timeout | undefined;
+  private stop: (() => void) | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -150,17 +151,16 @@ export class LookupRollup<Row = LookupStatRow> {
     private readonly repository: RollupStore<Row>,
     private readonly intervalMs: number,
     private readonly log: RollupLog,
+    /** The timer of the periodic writes; unrefRepeat never keeps the process alive (close() writes the last counts). */
+    private readonly repeat: Repeat = unrefRepeat,
     /** What the counts are, for the log line of a failed write. */
     private readonly what = 'lookup statistics',
   ) {}
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
+    this.stop ??= this.repeat(this.intervalMs, () => {
       void this.flush();
-    }, this.intervalMs);
-    // The rollup never keeps the process alive; close() writes the last counts.
-    this.timer.unref();
+    });
   }
 
   /** Writes what has been counted so far (after any write in progress). Never rejects. */
@@ -180,8 +180,8 @@ export class LookupRollup<Row = LookupStatRow> {
 
   /** Stops the timer and writes the last counts (the app's onClose, before the store closes). */
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stop?.();
+    this.stop = undefined;
     await this.flush();
   }
 }

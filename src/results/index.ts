@@ -1,4 +1,4 @@
-import type { MotDocument, NcapRating } from '../lookup/lookup-result.js';
+import type { MotDocument, NcapRating } from './result-documents.js';
 import type { XmlElement } from '../xml/xml-reader.js';
 import { arrayOfNameValueCodec } from './array-of-name-value.codec.js';
 import { dataGridCodec, type DataGrid } from './data-grid.codec.js';

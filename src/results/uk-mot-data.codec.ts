@@ -1,4 +1,4 @@
-import type { MotDocument, UkTest } from '../lookup/lookup-result.js';
+import type { MotDocument, UkTest } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { child, childrenNamed, onlyChildren, simpleText, strings, XmlReadError } from './xml-read.js';

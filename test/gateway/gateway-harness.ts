@@ -2,28 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, type BuiltApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
-import type { EveryTimer } from '../../src/providers/upstream/upstream-balance.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import type { Repeat } from '../../src/shared/repeat.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
-
-/** Periodic tasks held until a test fires them: the balance watch's "every minute", without waiting. */
-export function manualTimer(): { timer: EveryTimer; fire: () => void; intervals: number[] } {
-  const tasks = new Set<() => void>();
-  const intervals: number[] = [];
-  return {
-    timer: (ms, task) => {
-      intervals.push(ms);
-      tasks.add(task);
-      return () => {
-        tasks.delete(task);
-      };
-    },
-    fire: () => {
-      for (const task of tasks) task();
-    },
-    intervals,
-  };
-}
 
 /** One store (a temporary SQLite directory or a fresh PostgreSQL database) that several app instances can open. */
 export interface SharedStore {
@@ -46,9 +27,9 @@ export async function sharedStore(engine: TestEngine): Promise<SharedStore> {
 }
 
 /** An instance on `store` with the original service (the fake) as its upstream. */
-export async function gatewayApp(store: SharedStore, env: Record<string, string>, timer: EveryTimer): Promise<BuiltApp & { config: Config }> {
+export async function gatewayApp(store: SharedStore, env: Record<string, string>, balanceRepeat: Repeat): Promise<BuiltApp & { config: Config }> {
   const config = loadConfig({ LOG_LEVEL: 'silent', SEED_DEMO: 'false', VIN_DECODER: 'off', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...store.env, ...env });
-  const built = await buildApp(config, { timer });
+  const built = await buildApp(config, { balanceRepeat });
   return { ...built, config };
 }
 

@@ -12,7 +12,8 @@ import { tempDir } from '../helpers/test-app.js';
 import { cli, REPO_ROOT } from '../cli/cli-harness.js';
 import { FakeRegcheck, REGCHECK_FIXTURES } from '../fakes/fake-regcheck.js';
 import { redisAvailable, REDIS_TEST_URL, uniquePrefix } from '../redis/redis-harness.js';
-import { gatewayApp, manualTimer, sharedStore, type SharedStore } from './gateway-harness.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
+import { gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
 
 const catalogue = new Catalogue(OPERATIONS);
 const validator = new RecordValidator(catalogue);
@@ -153,7 +154,7 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
     const recordFile = join(dir.path, 'regcheck.jsonl');
     const redis = cache === 'with Redis' ? { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: uniquePrefix() } : {};
     const gatewayStore = await store();
-    const gateway = await gatewayApp(gatewayStore, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_RECORD_FILE: recordFile, ...redis }, manualTimer().timer);
+    const gateway = await gatewayApp(gatewayStore, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_RECORD_FILE: recordFile, ...redis }, new ManualRepeat().repeat);
     apps.push(gateway);
     const { apiKey } = await gateway.services.accounts.create('alice', 100);
     // Some operations take no username: they need the account's key (HTTP Basic) on every binding.
@@ -185,7 +186,7 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
       const offlineStore = await store();
       const imported = await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['import', file, '--json']);
       expect(imported.code, imported.out + imported.err).toBe(0);
-      const offline = await gatewayApp(offlineStore, {}, manualTimer().timer);
+      const offline = await gatewayApp(offlineStore, {}, new ManualRepeat().repeat);
       apps.push(offline);
       expect(offline.regcheck).toBeUndefined();
       const offlineKey = (await offline.services.accounts.create('alice', 100)).apiKey;

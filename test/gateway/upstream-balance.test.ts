@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../../src/app.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { FakeRegcheck } from '../fakes/fake-regcheck.js';
-import { checkUrl, gatewayApp, manualTimer, sharedStore, type SharedStore } from './gateway-harness.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
+import { checkUrl, gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
 
 /**
  * The operator's balance at the original (issue 24): read from getcredits at start and every
@@ -13,13 +14,13 @@ describe.each(await enginesToTest())('the balance at the original on %s', (engin
   let fake: FakeRegcheck;
   let store: SharedStore;
   let app: BuiltApp;
-  let timer: ReturnType<typeof manualTimer>;
+  let timer: ManualRepeat;
 
   beforeEach(async () => {
     fake = await FakeRegcheck.start({ username: 'op-user', credits: 101 });
     store = await sharedStore(engine);
-    timer = manualTimer();
-    app = await gatewayApp(store, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_LOW_CREDITS: '100', REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000' }, timer.timer);
+    timer = new ManualRepeat();
+    app = await gatewayApp(store, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_LOW_CREDITS: '100', REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000' }, timer.repeat);
     // The operator's own endpoint: told about the service itself (upstream.credits.*) by default.
     await app.services.alerting.webhooks.create({ actor: 'operator', accountId: null }, { url: 'http://127.0.0.1:9/operator-hook' });
     // The read made at start has answered (check() joins a read in progress).

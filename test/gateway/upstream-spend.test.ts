@@ -6,7 +6,8 @@ import { FakeRegcheck } from '../fakes/fake-regcheck.js';
 import { as, operator } from '../admin/admin-harness.js';
 import type { TestApp } from '../helpers/test-app.js';
 import { redisAvailable, REDIS_TEST_URL, uniquePrefix } from '../redis/redis-harness.js';
-import { checkUrl, gatewayApp, manualTimer, sharedStore, type SharedStore } from './gateway-harness.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
+import { checkUrl, gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
 
 const caches = (await redisAvailable()) ? (['without Redis', 'with Redis'] as const) : (['without Redis'] as const);
 const cases = (await enginesToTest()).flatMap((engine) => caches.map((cache) => [engine, cache] as const));
@@ -36,7 +37,7 @@ describe.each(cases)('upstream spend on %s, %s', (engine, cache) => {
   });
 
   async function instance(): Promise<BuiltApp> {
-    const app = await gatewayApp(store, env(), manualTimer().timer);
+    const app = await gatewayApp(store, env(), new ManualRepeat().repeat);
     apps.push(app);
     await app.regcheck?.balance.check();
     return app;

@@ -8,10 +8,10 @@ import { answerText, BESPOKE_NS, FakeRegcheck, fixtureOf, REG_NS, REGCHECK_FIXTU
 import { declared, ManualClock } from './harness.js';
 import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.js';
 import { upstreamRegistrations } from '../../src/providers/upstream/upstream-registrations.js';
-import { loadProviderConfig } from '../../src/providers/upstream/provider-config.js';
+import { loadProviderConfig } from '../../src/config/provider-config.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { tempDir } from '../helpers/test-app.js';
-import type { Provider } from '../../src/providers/provider.js';
+import type { Provider } from '../../src/lookup/provider.js';
 
 /**
  * Each result type's reader (ResultCodec.fromXml) reads the original's GET answer back into the

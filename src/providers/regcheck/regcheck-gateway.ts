@@ -4,9 +4,10 @@ import { RESULT_CODECS } from '../../results/index.js';
 import type { Clock } from '../../shared/clock.js';
 import { AnswerRecorder, type RecorderLog } from '../upstream/answer-recorder.js';
 import { UpstreamHttpClient } from '../upstream/http-client.js';
-import type { RegcheckConfig } from '../upstream/provider-config.js';
+import type { RegcheckConfig } from '../../config/provider-config.js';
 import { SecretRedactor } from '../upstream/secret-redactor.js';
-import { UpstreamBalanceWatch, type EveryTimer } from '../upstream/upstream-balance.js';
+import type { Repeat } from '../../shared/repeat.js';
+import { UpstreamBalanceWatch } from '../upstream/upstream-balance.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { UpstreamMonitor } from '../upstream/upstream-monitor.js';
 import type { RegcheckFetched, RegcheckHooks } from './regcheck.client.js';
@@ -44,8 +45,8 @@ export interface RegcheckGatewayDeps {
   readonly catalogue: Catalogue;
   /** Where a record line that could not be written, or an alert that could not be queued, is reported. */
   readonly log?: RecorderLog;
-  /** Tests fire the balance reads by hand. */
-  readonly timer?: EveryTimer;
+  /** The timer of the balance reads; tests fire it by hand. */
+  readonly repeat?: Repeat;
 }
 
 /**
@@ -69,7 +70,7 @@ export class RegcheckGateway {
       read: creditsReader(config, http, redactor),
       lowCredits: config.lowCredits,
       monitor: deps.monitor,
-      ...(deps.timer ? { timer: deps.timer } : {}),
+      ...(deps.repeat ? { repeat: deps.repeat } : {}),
       ...(deps.log ? { log: deps.log } : {}),
     });
     this.recorder = config.recordFile === undefined ? undefined : new AnswerRecorder(config.recordFile, deps.log);

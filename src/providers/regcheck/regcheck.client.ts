@@ -5,7 +5,7 @@ import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
 import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
 import { codecOf, recordFromXml } from '../../results/index.js';
-import type { RegcheckConfig } from '../upstream/provider-config.js';
+import type { RegcheckConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 

@@ -1,18 +1,8 @@
 import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
+import { unrefRepeat, type Repeat } from '../../shared/repeat.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
 
-/** Runs `task` every `ms` until the returned function is called; tests pass their own and fire it by hand. */
-export type EveryTimer = (ms: number, task: () => void) => () => void;
-
-/** setInterval, unref'd: the watch never keeps a process alive. */
-export const realTimer: EveryTimer = (ms, task) => {
-  const timer = setInterval(task, ms);
-  timer.unref();
-  return () => {
-    clearInterval(timer);
-  };
-};
 
 /** How often the balance is read by default: about once a minute (issue 24). */
 export const BALANCE_INTERVAL_MS = 60_000;
@@ -26,7 +16,8 @@ export interface UpstreamBalanceOptions {
   readonly lowCredits: number;
   readonly monitor: UpstreamMonitor;
   readonly intervalMs?: number;
-  readonly timer?: EveryTimer;
+  /** The timer of the reads; unrefRepeat never keeps the process alive. */
+  readonly repeat?: Repeat;
   /** Where a failed alert write is reported (the server's logger). */
   readonly log?: { warn(message: string, error?: unknown): void };
 }
@@ -82,7 +73,7 @@ export class UpstreamBalanceWatch {
     if (this.stop) return;
     this.alerts = alerts;
     void this.check();
-    this.stop = (this.options.timer ?? realTimer)(this.options.intervalMs ?? BALANCE_INTERVAL_MS, () => {
+    this.stop = (this.options.repeat ?? unrefRepeat)(this.options.intervalMs ?? BALANCE_INTERVAL_MS, () => {
       void this.check();
     });
   }

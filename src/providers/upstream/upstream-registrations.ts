@@ -19,7 +19,7 @@ import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import { RegcheckClient, type RegcheckHooks } from '../regcheck/regcheck.client.js';
 import { RegcheckProvider } from '../regcheck/regcheck.provider.js';
-import type { ProviderConfig } from './provider-config.js';
+import type { ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';
