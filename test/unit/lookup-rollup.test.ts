@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LookupCounts, LookupRollup } from '../../src/ops/lookup-rollup.js';
-import { summariseByInterface, type LookupStatRow, type LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
+import { summariseByInterface, type LookupStatRow } from '../../src/ops/lookup-stats.repository.js';
 import { ManualRepeat } from '../helpers/manual-repeat.js';
 
 const at = (iso: string) => Date.parse(iso);
