@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Repeat } from '../../src/shared/repeat.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
 
 /** One store (a temporary SQLite directory or a fresh PostgreSQL database) that several app instances can open. */
@@ -29,7 +30,8 @@ export async function sharedStore(engine: TestEngine): Promise<SharedStore> {
 /** An instance on `store` with the original service (the fake) as its upstream. */
 export async function gatewayApp(store: SharedStore, env: Record<string, string>, balanceRepeat: Repeat): Promise<BuiltApp & { config: Config }> {
   const config = loadConfig({ LOG_LEVEL: 'silent', SEED_DEMO: 'false', VIN_DECODER: 'off', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...store.env, ...env });
-  const built = await buildApp(config, { balanceRepeat });
+  // Both timers held: the rollups write when a test flushes them, never on the machine's time.
+  const built = await buildApp(config, { balanceRepeat, lookupStatsRepeat: new ManualRepeat().repeat });
   return { ...built, config };
 }
 
