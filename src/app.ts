@@ -56,6 +56,8 @@ export interface BuildOptions {
   readonly storage?: Storage;
   /** The timer of the upstream balance reads (about once a minute; tests fire it themselves). */
   readonly balanceRepeat?: Repeat;
+  /** The timer of the upstream spend's periodic writes (tests fire it themselves). */
+  readonly upstreamSpendRepeat?: Repeat;
 }
 
 /** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
@@ -233,7 +235,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
         app.log.warn(details, message);
       },
     },
-    options.lookupStatsRepeat,
+    options.upstreamSpendRepeat,
     'upstream spend',
   );
   upstreamSpend.start();

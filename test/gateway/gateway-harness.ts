@@ -31,7 +31,7 @@ export async function sharedStore(engine: TestEngine): Promise<SharedStore> {
 export async function gatewayApp(store: SharedStore, env: Record<string, string>, balanceRepeat: Repeat): Promise<BuiltApp & { config: Config }> {
   const config = loadConfig({ LOG_LEVEL: 'silent', SEED_DEMO: 'false', VIN_DECODER: 'off', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...store.env, ...env });
   // Both timers held: the rollups write when a test flushes them, never on the machine's time.
-  const built = await buildApp(config, { balanceRepeat, lookupStatsRepeat: new ManualRepeat().repeat });
+  const built = await buildApp(config, { balanceRepeat, lookupStatsRepeat: new ManualRepeat().repeat, upstreamSpendRepeat: new ManualRepeat().repeat });
   return { ...built, config };
 }
 

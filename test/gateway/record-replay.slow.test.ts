@@ -170,7 +170,6 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
     await gateway.app.inject({ url: fixtureUrl(REGCHECK_FIXTURES[0] ?? (undefined as never), 'alice'), headers: basic(apiKey) });
     const recorded = importLines(recordFile);
     expect(recorded.every((l) => l.source === 'regcheck' && typeof l.fetchedAt === 'string')).toBe(true);
-    expect(new Set(recorded.map((l) => l.operation)).size).toBe(recorded.length);
     expect(recorded.length).toBeGreaterThanOrEqual(REGCHECK_FIXTURES.length - 2);
 
     const exported = await cli({ LOG_LEVEL: 'silent', ...gatewayStore.env }, ['export', '--source', 'regcheck']);

@@ -137,8 +137,12 @@ export class SourceExport {
         if (!isImportShaped(payload)) continue;
         const op = this.catalogue.find(payload.operation);
         if (!op) continue;
-        const key = op.dataset.kind === 'ncap' ? {} : { key: payload.key };
-        yield { operation: op.name, ...key, [RESULT_CODECS[op.resultType].importPayload.field]: payload.record, source: options.source, fetchedAt: row.fetched_at };
+        const field = RESULT_CODECS[op.resultType].importPayload.field;
+        const tail = { source: options.source, fetchedAt: row.fetched_at };
+        if (op.dataset.kind === 'ncap') {
+          // A ratings search answers a list; the import format takes one rating a line.
+          for (const rating of Array.isArray(payload.record) ? (payload.record as unknown[]) : [payload.record]) yield { operation: op.name, [field]: rating, ...tail };
+        } else yield { operation: op.name, key: payload.key, [field]: payload.record, ...tail };
       }
       const last = rows.at(-1);
       if (!last || rows.length < PAGE) return;

@@ -31,12 +31,20 @@ export function creditsReader(config: RegcheckConfig, http: UpstreamHttpClient, 
   };
 }
 
-/** An import line (docs/import-format.md) of one answer the original gave. */
-export function recordLine(fetched: RegcheckFetched, catalogue: Catalogue): Record<string, unknown> | undefined {
+/**
+ * The import lines (docs/import-format.md) of one answer the original gave: one line, or for a
+ * ratings search (CheckEuroNCap, whose import member holds one rating) one line per rating.
+ */
+export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Array<Record<string, unknown>> {
   const op = catalogue.find(fetched.operation);
-  if (!op) return undefined;
-  const key = op.dataset.kind === 'ncap' ? {} : { key: fetched.key };
-  return { operation: op.name, ...key, [RESULT_CODECS[op.resultType].importPayload.field]: fetched.record, source: 'regcheck', fetchedAt: fetched.fetchedAt };
+  if (!op) return [];
+  const field = RESULT_CODECS[op.resultType].importPayload.field;
+  const tail = { source: 'regcheck', fetchedAt: fetched.fetchedAt };
+  if (op.dataset.kind === 'ncap') {
+    const ratings = Array.isArray(fetched.record) ? (fetched.record as unknown[]) : [fetched.record];
+    return ratings.map((rating) => ({ operation: op.name, [field]: rating, ...tail }));
+  }
+  return [{ operation: op.name, key: fetched.key, [field]: fetched.record, ...tail }];
 }
 
 export interface RegcheckGatewayDeps {
@@ -80,8 +88,7 @@ export class RegcheckGateway {
       ...(recorder
         ? {
             onFetched: (fetched: RegcheckFetched) => {
-              const line = recordLine(fetched, deps.catalogue);
-              if (line) recorder.append(line);
+              for (const line of recordLines(fetched, deps.catalogue)) recorder.append(line);
             },
           }
         : {}),
