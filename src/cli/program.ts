@@ -5,6 +5,7 @@ import { ConfigError } from '../config/config.js';
 import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.js';
 import { registerAccountCommands } from './commands/accounts.command.js';
 import { registerCreditCommands } from './commands/credits.command.js';
+import { registerExportCommand } from './commands/export.command.js';
 import { registerImportCommand } from './commands/import.command.js';
 import { registerImportNcapCommand } from './commands/import-ncap.command.js';
 import { registerImportRdwCommand } from './commands/import-rdw.command.js';
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
   registerImportRdwCommand(program, env, io);
   registerImportNcapCommand(program, env, io);
   registerImportRegisterCommands(program, env, io);
+  registerExportCommand(program, env, io);
   registerTestPlateCommands(program, env, io);
   registerMigrateStoreCommand(program, env, io);
   registerVinCommands(program, env, io);

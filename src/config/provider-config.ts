@@ -103,6 +103,10 @@ export interface RegcheckConfig {
   readonly username: string;
   /** The operations that may go upstream (REGCHECK_OPERATIONS); every operation by default. */
   readonly operations: readonly string[];
+  /** Below this balance at the original the operator is alerted (REGCHECK_LOW_CREDITS, default 100). */
+  readonly lowCredits: number;
+  /** Where every answer with data is appended as an import line (REGCHECK_RECORD_FILE); none by default. */
+  readonly recordFile?: string;
 }
 
 export interface ProviderConfig {
@@ -281,9 +285,12 @@ function readRegcheck(env: EnvReader, disabled: Array<{ provider: string; reason
     if (!known.includes(name)) throw new ConfigError(`REGCHECK_OPERATIONS: "${name}" is not an operation (see docs/operations.md; names are case-sensitive)`);
   }
   if (names.length === 0) throw new ConfigError('REGCHECK_OPERATIONS names no operation: leave it unset for all of them, or unset REGCHECK_USERNAME to turn the provider off');
+  const recordFile = env.text('REGCHECK_RECORD_FILE');
   return {
     username,
     operations: Object.freeze(names),
+    lowCredits: env.int('REGCHECK_LOW_CREDITS', 100, { min: 0, max: 1_000_000_000 }),
+    ...(recordFile !== undefined ? { recordFile } : {}),
     settings: readUpstreamSettings(env, 'REGCHECK', 'regcheck', { baseUrl: REGCHECK_DEFAULT_BASE_URL, timeoutMs: 10_000, budgetMs: 10_000 }),
   };
 }

@@ -289,6 +289,28 @@ export interface ImportsTable {
   heartbeat_at: string;
 }
 
+/** Upstream calls and cache answers per UTC day (migration 0012), added to by every instance. */
+export interface UpstreamStatsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  provider: string;
+  /** The operation asked; empty for sources that do not name it. */
+  operation: string;
+  /** `found`, `not_found`, `failed` (calls), `cache_found`, `cache_not_found` (answered by the cache). */
+  outcome: string;
+  count: number;
+}
+
+/** A balance alert of an upstream that has fired and not re-armed (migration 0012). */
+export interface UpstreamAlertMarksTable {
+  provider: string;
+  /** The webhook event type: `upstream.credits.low` or `upstream.credits.depleted`. */
+  event: string;
+  /** The balance that fired it. */
+  credits: number;
+  fired_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -312,6 +334,8 @@ export interface DatabaseSchema {
   lookup_stats: LookupStatsTable;
   login_throttle: LoginThrottleTable;
   imports: ImportsTable;
+  upstream_stats: UpstreamStatsTable;
+  upstream_alert_marks: UpstreamAlertMarksTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

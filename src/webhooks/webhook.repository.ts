@@ -186,6 +186,12 @@ export class WebhookRepository {
     return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
   }
 
+  /** Enabled endpoints of the operator's own (told about the service itself) that want `eventType`. */
+  async operatorSubscribers(tx: Tx, eventType: string): Promise<EndpointWithSecrets[]> {
+    const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('enabled', '=', 1).where('account_id', 'is', null).orderBy('id').execute();
+    return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
+  }
+
   async updateEndpoint(tx: Tx, id: number, changes: Partial<Pick<Selectable<WebhookEndpointsTable>, 'url' | 'description' | 'enabled' | 'events' | 'secret' | 'previous_secret' | 'previous_secret_until'>>, updatedAt: string): Promise<EndpointWithSecrets | undefined> {
     const row = await tx.db
       .updateTable('webhook_endpoints')

@@ -7,9 +7,23 @@ import { generateWebhookSecret } from './webhook-signature.js';
 import { webhookUrlProblem } from './webhook-url.js';
 import type { EndpointWithSecrets, NewMessage, WebhookDelivery, WebhookEndpoint, WebhookMessage, WebhookRepository } from './webhook.repository.js';
 
-/** Event types an endpoint can subscribe to (docs/webhooks.md "Events"). */
-export const EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Event types about an account, for its endpoints and the operator's (docs/webhooks.md "Events"). */
+export const ACCOUNT_EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
+/**
+ * Event types about the service itself, for the operator's own endpoints only: the operator's
+ * balance at a paid upstream (the original service) fell below its threshold, or to 0
+ * (upstream-balance.ts, docs/providers.md).
+ */
+export const OPERATOR_EVENT_TYPES = ['upstream.credits.low', 'upstream.credits.depleted'] as const;
+/** Every event type an endpoint can subscribe to. */
+export const EVENT_TYPES = [...ACCOUNT_EVENT_TYPES, ...OPERATOR_EVENT_TYPES] as const;
+export type EventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+export type OperatorEventType = (typeof OPERATOR_EVENT_TYPES)[number];
+
+/** The event types an endpoint may subscribe to: an account's, or (accountId null) the operator's own, which may have all. */
+export function eventTypesFor(accountId: number | null): readonly string[] {
+  return accountId === null ? EVENT_TYPES : ACCOUNT_EVENT_TYPES;
+}
 /** Sent by a test-send, to that endpoint only, whatever it subscribes to. */
 export const TEST_EVENT = 'test';
 
@@ -128,7 +142,7 @@ export class WebhookService {
   /** Registers an endpoint; the secret in the answer is the only time it is shown. */
   async create(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
     this.checkUrl(input.url);
-    const events = this.checkEvents(input.events ?? EVENT_TYPES);
+    const events = this.checkEvents(input.events ?? eventTypesFor(scope.accountId), scope.accountId);
     if (scope.accountId !== null && !(await this.storage.db.selectFrom('accounts').select('id').where('id', '=', scope.accountId).executeTakeFirst())) {
       throw new WebhookError('NOT_FOUND', `no account ${scope.accountId}`);
     }
@@ -167,7 +181,7 @@ export class WebhookService {
   async update(scope: WebhookScope, id: number, changes: Partial<EndpointInput>): Promise<WebhookEndpoint> {
     await this.owned(scope, id);
     if (changes.url !== undefined) this.checkUrl(changes.url);
-    const events = changes.events === undefined ? undefined : this.checkEvents(changes.events);
+    const events = changes.events === undefined ? undefined : this.checkEvents(changes.events, scope.accountId);
     const updated = await this.storage.transaction(async (tx) => {
       const before = await this.repository.endpoint(id, tx);
       if (!before) return undefined;
@@ -284,6 +298,23 @@ export class WebhookService {
     return endpoints.length;
   }
 
+  /**
+   * Puts one event about the service itself in the outbox, once per enabled operator endpoint of
+   * its own that subscribes to it, inside the caller's transaction. Returns how many messages
+   * were written; call `enqueued()` after the commit.
+   */
+  async enqueueOperator(tx: Tx, type: OperatorEventType, data: Record<string, unknown>): Promise<number> {
+    const endpoints = await this.repository.operatorSubscribers(tx, type);
+    const now = this.clock.now().toISOString();
+    const payload = JSON.stringify({ type, timestamp: now, data } satisfies WebhookPayload);
+    await this.repository.insertMessages(
+      tx,
+      endpoints.map((e) => ({ id: messageId(this.random), endpointId: e.id, accountId: null, eventType: type, payload })),
+      now,
+    );
+    return endpoints.length;
+  }
+
   /** Tells the sender that committed messages are waiting. */
   enqueued(): void {
     this.options.onEnqueued?.();
@@ -301,9 +332,12 @@ export class WebhookService {
     if (problem !== undefined) throw new WebhookError('INVALID', problem);
   }
 
-  private checkEvents(events: readonly string[]): string[] {
+  private checkEvents(events: readonly string[], accountId: number | null): string[] {
     const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e));
     if (unknown.length > 0) throw new WebhookError('INVALID', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
+    const allowed = eventTypesFor(accountId);
+    const foreign = events.filter((e) => !allowed.includes(e));
+    if (foreign.length > 0) throw new WebhookError('INVALID', `${foreign.join(', ')}: only the operator's own endpoints receive events about the service itself`);
     if (events.length === 0) throw new WebhookError('INVALID', 'events must name at least one event type');
     return [...new Set(events)];
   }

@@ -8,7 +8,7 @@ import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { ImportJobs } from '../../datasets/import/import-jobs.js';
 import type { TestPlates } from '../../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
-import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import type { SignupConfig } from '../../config/config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Throttles } from '../../users/login-throttle.js';
@@ -54,8 +54,8 @@ export interface AdminApiOptions {
   readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
   /** Normalises a test plate's key values as a lookup does. */
   readonly catalogue: Catalogue;
-  /** The upstream providers' status, as /readyz shows it. */
-  readonly providers: () => Record<string, ProviderStatus>;
+  /** The upstream providers: status as /readyz shows it, balance and spend (src/providers/upstream/providers-view.ts). */
+  readonly providers: Pick<ProvidersView, 'view'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */

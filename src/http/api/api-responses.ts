@@ -264,6 +264,16 @@ export const thresholdsAnswer = answer({
   fired: { ...list(integer(10)), description: 'Thresholds that fired and have not re-armed yet' },
 });
 
+/** Upstream calls and cache answers over a period (src/providers/upstream/upstream-spend.ts). */
+const spendTotalsAnswer = answer({
+  calls: integer(40, { description: 'Lookups that asked the upstream' }),
+  found: integer(31),
+  notFound: integer(7),
+  failed: integer(2),
+  servedFromCache: integer(12, { description: 'Lookups the cache answered instead' }),
+  creditsSaved: integer(9, { description: 'Cache answers with data: credits not spent at a paid upstream' }),
+});
+
 export const providerAnswer = answer(
   {
     enabled: flag(true),
@@ -277,8 +287,21 @@ export const providerAnswer = answer(
     lastLatencyMs: { type: 'number', examples: [212] },
     lastSuccessAt: at(),
     lastFailure: answer({ at: at(), kind: text('timeout'), message: text('no answer in 5000 ms') }),
+    balance: answer(
+      {
+        credits: orNull(integer(4200, { description: 'Credits left at the upstream; null until the first read answered' })),
+        readAt: orNull(at()),
+        lastError: answer({ at: at(), message: text('HTTP 503') }),
+      },
+      ['lastError'],
+    ),
+    spend: answer({
+      today: spendTotalsAnswer,
+      last30Days: spendTotalsAnswer,
+      byOperation: list(answer({ operation: text('CheckFrance'), ...(spendTotalsAnswer.properties as Record<string, Schema>) })),
+    }),
   },
-  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure'],
+  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure', 'balance', 'spend'],
 );
 
 export const testPlateAnswer = answer({ operation: text('CheckFrance'), key: text('AB123CD') });

@@ -89,7 +89,8 @@ export class RegcheckClient {
 
   /** The answer for a query: from the shared cache, or one call to the original. Never throws. */
   lookup(query: LookupQuery): Promise<UpstreamAnswer> {
-    return this.source.lookup(cacheKey(query), () => this.fetch(query), this.hooks.refuse ? { refuse: this.hooks.refuse } : {});
+    // The operation labels the upstream spend (calls and cache answers by operation).
+    return this.source.lookup(cacheKey(query), () => this.fetch(query), { operation: query.operation.name, ...(this.hooks.refuse ? { refuse: this.hooks.refuse } : {}) });
   }
 
   /** The GET binding's URL of a query: every parameter in the operation's order, username where it takes one. */

@@ -54,6 +54,11 @@ export interface LookupOptions {
    * `unavailable` (free) and does not count against the breaker.
    */
   readonly refuse?: () => string | undefined;
+  /**
+   * The operation asked, for sources that answer several: the upstream spend counts calls and
+   * cache answers by it (upstream-spend.ts). Sources that answer one kind of question leave it out.
+   */
+  readonly operation?: string;
 }
 
 /** Expired cache rows of a provider are deleted at most this often. */
@@ -124,24 +129,25 @@ export class UpstreamSource {
   private async run(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions): Promise<UpstreamAnswer> {
     const { monitor } = this.context;
     const provider = this.settings.name;
+    const op = options.operation === undefined ? {} : { operation: options.operation };
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
 
     const cached = await this.readCache(key);
     if (cached) {
-      monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds() });
+      monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds(), ...op });
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
     }
 
     const refused = options.refuse?.();
     if (refused !== undefined) {
-      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused } });
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${refused}` };
     }
 
     if (!this.breaker.tryAcquire()) {
       const message = 'circuit open after repeated failures; not asking the upstream';
-      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'circuit-open', seconds: seconds(), failure: { kind: 'circuit-open', message } });
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'circuit-open', seconds: seconds(), failure: { kind: 'circuit-open', message }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${message}` };
     }
 
@@ -152,14 +158,14 @@ export class UpstreamSource {
       this.breaker.onFailure();
       const failure = error instanceof UpstreamError ? error : new UpstreamError('internal', this.redactor.redact(error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown'));
       const message = this.redactor.redact(failure.message);
-      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'upstream', seconds: seconds(), failure: { kind: failure.kind, message } });
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'upstream', seconds: seconds(), failure: { kind: failure.kind, message }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${message}` };
     }
     this.breaker.onSuccess();
 
     if (outcome.status === 'found') await this.writeCache(key, { status: 'found', payload: outcome.payload }, this.settings.cacheTtlS);
     else if (outcome.cache !== false) await this.writeCache(key, { status: 'not-found' }, this.settings.notFoundTtlS);
-    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds() });
+    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds(), ...op });
     return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
   }
 
