@@ -2,6 +2,7 @@ import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledg
 import type { Clock } from '../shared/clock.js';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Storage } from '../storage/create-database.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Tx } from '../storage/database.js';
 import type { Account, AccountRateLimits } from './account.js';
 import { accountStatus, USERNAME_PATTERN } from './account.js';
@@ -13,14 +14,8 @@ import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'INSUFFICIENT_CREDITS';
 
 /** An operator's request that cannot be carried out (bad name, unknown account...). */
-export class AccountError extends Error {
+export class AccountError extends DomainError<AccountErrorCode> {
   override readonly name = 'AccountError';
-  constructor(
-    readonly code: AccountErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** Largest single top-up; keeps balances far from integer overflow on either engine. */
@@ -44,7 +39,7 @@ export class AccountService {
   private readonly keys: ApiKeyRepository;
 
   constructor(
-    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction' | 'serialize'>,
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
@@ -146,8 +141,15 @@ export class AccountService {
     const account = await this.show(username);
     if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
     const apiKey = generateApiKey(this.random);
+    const now = this.clock.now().toISOString();
     const key = await this.storage.transaction(async (tx) => {
-      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+      // One account's key creates run one at a time on every instance, so two requests cannot
+      // both find the name free or both take the last place (issue 28).
+      await this.storage.serialize(tx, `api-keys:${account.id}`);
+      const live = await this.keys.liveNames(tx, account.id, now);
+      if (live.includes(name)) throw new AccountError('ALREADY_EXISTS', `account ${username} already has a live key named ${name}`);
+      if (live.length >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: now });
       await this.record(tx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix }, 'account');
       return inserted;
     });

@@ -15,7 +15,7 @@ import type { SignupConfig } from '../config.js';
 import type { Clock } from '../shared/clock.js';
 import { describeAccount, registerAccountRoutes } from './account-routes.js';
 import { importRoutes } from './import-routes.js';
-import { actorOf, ApiError, authenticate, clearCookie, installErrorHandling, limitRequests, login, requireWrite, type Principal } from './api-auth.js';
+import { actorOf, ApiError, authenticate, checkAccess, clearCookie, installErrorHandling, limitRequests, login, noStoreAnswers, requireWrite, type Principal, type RouteAccess } from './api-auth.js';
 import {
   bool,
   idParams,
@@ -97,19 +97,19 @@ function registerSessionRoutes(app: FastifyInstance, users: UserService, throttl
     const session = principal.sessionId === undefined ? undefined : await users.session(principal.sessionId);
     return { user: describeUser(principal.user), via: principal.via, canWrite: principal.canWrite, ...(session ? { csrfToken: session.csrfToken } : {}) };
   });
-  app.post('/logout', { schema: { tags: [tag], summary: 'End this session' } }, async (request, reply) => {
+  app.post('/logout', { config: { ownSession: true }, schema: { tags: [tag], summary: 'End this session' } }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.sessionId !== undefined) await users.endSession(principal.sessionId);
     clearCookie(request, reply);
     return { loggedOut: true };
   });
-  app.post('/logout-everywhere', { schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once' } }, async (request, reply) => {
+  app.post('/logout-everywhere', { config: { ownSession: true }, schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once' } }, async (request, reply) => {
     const principal = principalOf(request);
     const ended = await users.withActor(actorOf(principal, request)).endAllSessions(principal.user);
     clearCookie(request, reply);
     return { sessionsEnded: ended };
   });
-  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', body: passwordBody } }, async (request) => {
+  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { config: { ownSession: true }, schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', body: passwordBody } }, async (request) => {
     const principal = principalOf(request);
     if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'log in to change a password');
     await users.withActor(actorOf(principal, request)).changePassword(principal.user, request.body.currentPassword, request.body.newPassword, principal.sessionId);
@@ -117,11 +117,17 @@ function registerSessionRoutes(app: FastifyInstance, users: UserService, throttl
   });
 }
 
-/** Authentication for every route not marked public. */
+/**
+ * Authentication and the access rule (checkAccess) for every route not marked public, before the
+ * body is parsed: a caller who may not make a change is refused whatever it sends.
+ */
 function requireAuth(app: FastifyInstance, users: UserService, audience: 'operator' | 'customer'): void {
-  app.addHook('preHandler', async (request) => {
-    if (request.is404 || (request.routeOptions.config as { public?: boolean }).public === true) return;
-    principals.set(request, await authenticate(request, users, audience));
+  app.addHook('onRequest', async (request) => {
+    const route = request.routeOptions.config as RouteAccess;
+    if (request.is404 || route.public === true) return;
+    const principal = await authenticate(request, users, audience);
+    checkAccess(principal, request.method, route);
+    principals.set(request, principal);
   });
 }
 
@@ -132,6 +138,7 @@ function requireAuth(app: FastifyInstance, users: UserService, audience: 'operat
 export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
   // The documentation page (the JSON interface's page too, src/web/openapi-docs/), public like the document.
@@ -289,8 +296,9 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
     try {
       return await change(options, actorOf(principalOf(request), request), body.operation, body.values);
     } catch (error) {
-      if (!(error instanceof TestPlateError)) throw error;
-      throw error.code === 'NOT_FOUND' ? new ApiError(404, 'not-found', error.message) : new ApiError(400, 'invalid-request', `body: ${error.message}`, 'values');
+      // An invalid key names its field; every other code answers as the domain table says.
+      if (error instanceof TestPlateError && error.code === 'INVALID') throw new ApiError(400, 'invalid-request', `body: ${error.message}`, 'values');
+      throw error;
     }
   };
   app.get('/test-plates', { schema: { tags: ['admin: operations'], summary: 'The free test plates: they answer and cost no credit' } }, async () => ({
@@ -333,6 +341,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   limitRequests(app, options.throttles.requests, 'account');
   requireAuth(app, options.users, 'customer');

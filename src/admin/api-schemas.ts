@@ -75,5 +75,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route of the admin or account API that answers without a login (login, invite, documents). */
     public?: boolean;
+    /**
+     * A route on the caller's own session or password (change password, log out, log out
+     * everywhere): the only routes a user with a one-time password reaches, and writes any session
+     * may make on itself (checkAccess in api-auth.ts).
+     */
+    ownSession?: boolean;
   }
 }
