@@ -16,7 +16,7 @@
  */
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
-import { requestLoggerFactory } from '../src/ops/request-logger.js';
+import { requestLoggerFactory } from '../src/http/request-logger.js';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   const body = readFileSync(required('BARE_BODY_FILE'), 'utf8');
 
   // Same logger setup as the service at LOG_LEVEL=warn, request loggers included (made only when
-  // a request writes a line, src/ops/request-logger.ts): neither side writes a line per request.
+  // a request writes a line, src/http/request-logger.ts): neither side writes a line per request.
   const app = Fastify({ logger: { level: 'warn' }, childLoggerFactory: requestLoggerFactory, bodyLimit: 1024 * 1024 });
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, raw, done) => {
     done(null, raw);

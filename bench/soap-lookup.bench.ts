@@ -22,8 +22,8 @@ import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { SAMPLE_DATASET_PATH } from '../src/bootstrap/seed.js';
-import { SOAP11_NS } from '../src/protocols/soap/soap-envelope.js';
-import { isNil, readXml, type XmlElement } from '../src/protocols/xml/xml-reader.js';
+import { SOAP11_NS } from '../src/http/lookup/soap/soap-envelope.js';
+import { isNil, readXml, type XmlElement } from '../src/xml/xml-reader.js';
 import {
   Checks,
   freePort,

@@ -1,9 +1,9 @@
 import { Catalogue } from '../src/catalogue/catalogue.js';
 import { renderOperationsMarkdown } from '../src/catalogue/catalogue-docs.js';
 import { SERVICES } from '../src/catalogue/services.js';
-import { renderOpenApi } from '../src/protocols/json/openapi.js';
-import { serviceEndpoints } from '../src/protocols/service-endpoints.js';
-import { generateWsdl } from '../src/protocols/wsdl/wsdl-generator.js';
+import { renderOpenApi } from '../src/http/lookup/json/openapi-document.js';
+import { serviceEndpoints } from '../src/http/lookup/service-endpoints.js';
+import { generateWsdl } from '../src/http/lookup/wsdl/wsdl-generator.js';
 
 /** A committed file generated from the code; CI fails when the committed copy is stale (STYLE.md 14). */
 export interface GeneratedArtefact {

@@ -2,30 +2,30 @@ import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AllAccountsUsage } from './accounts/all-accounts-usage.js';
 import { LedgerQueries } from './accounts/ledger-queries.js';
-import { accountApiPlugin, adminApiPlugin } from './admin/admin-api.plugin.js';
-import { OpenApiCollector } from './admin/openapi-document.js';
-import { consolePlugin } from './console/console.plugin.js';
+import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js';
+import { OpenApiCollector } from './http/api/openapi-document.js';
+import { consolePlugin } from './http/console/console.plugin.js';
 import type { Config } from './config.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
-import { requestLoggerFactory } from './ops/request-logger.js';
-import { opsPlugin } from './ops/health.plugin.js';
-import { asmxHttpPlugin } from './protocols/asmx-http/asmx-http.plugin.js';
-import { jsonPlugin } from './protocols/json/json.plugin.js';
-import { openApiPlugin } from './protocols/json/openapi.plugin.js';
-import { serviceEndpoints } from './protocols/service-endpoints.js';
-import { soapPlugin } from './protocols/soap/soap.plugin.js';
-import { wsdlPlugin } from './protocols/wsdl/wsdl.plugin.js';
+import { requestLoggerFactory } from './http/request-logger.js';
+import { opsPlugin } from './http/site/health.plugin.js';
+import { asmxHttpPlugin } from './http/lookup/asmx-http/asmx-http.plugin.js';
+import { jsonPlugin } from './http/lookup/json/json.plugin.js';
+import { openApiPlugin } from './http/lookup/json/openapi.plugin.js';
+import { serviceEndpoints } from './http/lookup/service-endpoints.js';
+import { soapPlugin } from './http/lookup/soap/soap.plugin.js';
+import { wsdlPlugin } from './http/lookup/wsdl/wsdl.plugin.js';
 import { openRedis } from './redis/redis-services.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
-import { creditsPlugin } from './web/credits.plugin.js';
-import { ClientErrors } from './web/client-errors.js';
-import { imagePlugin } from './web/image.plugin.js';
-import { originForm } from './web/request-target.js';
+import { creditsPlugin } from './http/site/credits.plugin.js';
+import { ClientErrors } from './http/client-errors.js';
+import { imagePlugin } from './http/site/image.plugin.js';
+import { originForm } from './http/request-target.js';
 
 export interface BuiltApp {
   readonly app: FastifyInstance;
@@ -77,7 +77,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestLogFields },
     },
-    // request.log becomes a pino child only when a request logs a line (src/ops/request-logger.ts).
+    // request.log becomes a pino child only when a request logs a line (src/http/request-logger.ts).
     childLoggerFactory: requestLoggerFactory,
     trustProxy: config.trustProxy,
     // Our request id: generated here, unique, written to the ledger and sent back in x-request-id.
@@ -107,7 +107,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     // Errors before a request is parsed (headers too large, timeouts, bytes the parser rejects):
     // plain text, not Fastify's JSON, and only once the answers in flight on the connection are
-    // written (src/web/client-errors.ts).
+    // written (src/http/client-errors.ts).
     clientErrorHandler: clientErrors.handle,
     // The router rejects malformed percent-encoding before any route runs. On the JSON interface
     // that is still an API error, so it gets the interface's form: 500 plain text (spec "Errors").

@@ -6,9 +6,9 @@ import { DEFAULT_ALERT_CONFIG, type AlertConfig } from './alerts/alert-config.js
 import { createAlerting, type Alerting, type WarnLog } from './alerts/alerting.js';
 import { ApiKeyRepository } from './accounts/api-key.repository.js';
 import { KeyUsageRecorder } from './accounts/key-usage-recorder.js';
-import { DEFAULT_LOGIN_LIMITS, InProcessThrottleCounters, LoginThrottle, RequestLimiter, type ThrottleCounters, type Throttles } from './admin/login-throttle.js';
-import { StoreThrottleCounters } from './admin/store-throttle-counters.js';
-import { UserService } from './admin/user.service.js';
+import { DEFAULT_LOGIN_LIMITS, InProcessThrottleCounters, LoginThrottle, RequestLimiter, type ThrottleCounters, type Throttles } from './users/login-throttle.js';
+import { StoreThrottleCounters } from './users/store-throttle-counters.js';
+import { UserService } from './users/user.service.js';
 import { AuditLog, type Actor } from './audit/audit-log.js';
 import { Catalogue, withCosts } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';

@@ -3,7 +3,7 @@
  * are generated from it). The output is committed and a test fails when it is stale (STYLE.md 14),
  * so it must depend on nothing but the catalogue: no dates, no environment.
  */
-import { pathShape } from '../protocols/json/json-path.js';
+import { pathShape } from '../http/lookup/json/json-path.js';
 import { RESULT_CODECS } from '../results/index.js';
 import type { Catalogue } from './catalogue.js';
 import type { InputRule } from './input-rules.js';
@@ -120,7 +120,7 @@ export function renderOperationsMarkdown(catalogue: Catalogue): string {
     '  Basic credentials (username and API key); without credentials they answer only operations the',
     '  operator lists in `ANONYMOUS_OPERATIONS`, free and rate-limited per client address, and refuse',
     "  the rest with \"This operation needs the account's credentials\". Wrong credentials are refused,",
-    '  never treated as anonymous. JSON always requires credentials (README "Operations without a username").',
+    '  never treated as anonymous. JSON always requires credentials ([interfaces.md](interfaces.md#operations-without-a-username)).',
     '- **JSON path**: spaces in path values may be sent as `+` or `%20`.',
     '- **Credits**: debited by a successful lookup only. Failed lookups, free test plates and answers',
     '  without data (empty Euro NCAP results, an empty CheckStolen list, a table without rows...) cost nothing.',

@@ -1,4 +1,4 @@
-import { InProcessThrottleCounters } from '../admin/login-throttle.js';
+import { InProcessThrottleCounters } from '../users/login-throttle.js';
 import { InProcessRateCounters } from '../rate-limit/in-process-rate-counters.js';
 import { accountChannel, RedisAccountChangeFeed } from './redis-account-change-feed.js';
 import { RedisConnection, type RedisLog } from './redis-connection.js';

@@ -1,4 +1,4 @@
-import type { ThrottleCounters, WindowCount } from '../admin/login-throttle.js';
+import type { ThrottleCounters, WindowCount } from '../users/login-throttle.js';
 import { OutageLog, RedisScript, type RedisConnection, type RedisLog } from './redis-connection.js';
 
 /**

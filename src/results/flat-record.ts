@@ -1,4 +1,4 @@
-import type { XmlWriter } from '../protocols/xml/xml-writer.js';
+import type { XmlWriter } from '../xml/xml-writer.js';
 import { writeComplex, type ResultCodec, type SchemaType } from './result-codec.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { optional, required, sequenceType } from './xsd.js';

@@ -1,5 +1,5 @@
 import type { OperationDeclaration } from '../catalogue/operation.js';
-import type { Attributes, XmlWriter } from '../protocols/xml/xml-writer.js';
+import type { Attributes, XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 
 /** What a codec knows when it turns a stored record (or an upstream answer) into a result. */

@@ -1,4 +1,4 @@
-import type { Attributes, XmlWriter } from '../protocols/xml/xml-writer.js';
+import type { Attributes, XmlWriter } from '../xml/xml-writer.js';
 import type { SchemaType } from './result-codec.js';
 
 /**

@@ -67,7 +67,7 @@ export interface UsersTable {
   name: string;
   role: 'admin' | 'viewer' | 'owner' | 'member';
   account_id: number | null;
-  /** scrypt (src/admin/password.ts); null until set from an invite. */
+  /** scrypt (src/users/password.ts); null until set from an invite. */
   password_hash: string | null;
   must_change_password: number;
   disabled: number;
@@ -254,7 +254,7 @@ export interface LookupStatsTable {
 export interface LoginThrottleTable {
   /** `login:u:<lower-cased user name>` or `login:a:<client address>`. */
   subject: string;
-  /** Attempts counted in the window (src/admin/login-throttle.ts counts before the password check). */
+  /** Attempts counted in the window (src/users/login-throttle.ts counts before the password check). */
   attempts: number;
   window_started_at: string;
 }

@@ -1,5 +1,5 @@
 import type { LightMyRequestResponse } from 'fastify';
-import { UserService, type CustomerRole, type OperatorRole } from '../../src/admin/user.service.js';
+import { UserService, type CustomerRole, type OperatorRole } from '../../src/users/user.service.js';
 import type { TestApp } from '../helpers/test-app.js';
 
 export const PASSWORD = 'correct horse battery staple';

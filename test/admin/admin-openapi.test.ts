@@ -44,7 +44,7 @@ describe('the admin and account APIs OpenAPI document', () => {
       expect(page.headers['content-security-policy']).toContain("script-src 'self';");
       expect(page.body).not.toMatch(/https?:\/\//);
       expect(page.body).not.toMatch(/<script>|<style|style=/);
-      // The JSON interface's page and this one are one page (src/web/openapi-docs/): the same script.
+      // The JSON interface's page and this one are one page (src/http/site/openapi-docs/): the same script.
       const script = await t.app.inject({ url: '/admin/api/docs/api-docs.js' });
       expect(script.statusCode).toBe(200);
       expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');

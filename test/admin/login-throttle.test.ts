@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { InProcessThrottleCounters, LoginThrottle, RequestLimiter, type ThrottleCounters } from '../../src/admin/login-throttle.js';
-import { StoreThrottleCounters } from '../../src/admin/store-throttle-counters.js';
+import { InProcessThrottleCounters, LoginThrottle, RequestLimiter, type ThrottleCounters } from '../../src/users/login-throttle.js';
+import { StoreThrottleCounters } from '../../src/users/store-throttle-counters.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { enginesToTest, freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';

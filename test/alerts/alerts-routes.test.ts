@@ -1,7 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError, installErrorHandling } from '../../src/admin/api-auth.js';
-import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/alerts/alerts.routes.js';
+import { ApiError, installErrorHandling } from '../../src/http/auth/api-auth.js';
+import { accountAlertsRoutes, operatorAlertsRoutes } from '../../src/http/api/alerts.routes.js';
 import type { Actor } from '../../src/audit/audit-log.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { enginesToTest, type TestEngine } from '../helpers/engines.js';

@@ -10,7 +10,7 @@ export interface ConsoleSession {
 
 export const form = (fields: Record<string, string | number>): string => new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
-/** The forms posted before there is a session; each page sets its own anti-forgery cookie (src/console/form-token.ts). */
+/** The forms posted before there is a session; each page sets its own anti-forgery cookie (src/http/auth/form-token.ts). */
 const SESSIONLESS_FORMS = new Set(['/console/login', '/console/invite']);
 
 /** Opens a session-less form's page as a browser does: its form-token cookie and hidden field. */

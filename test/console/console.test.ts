@@ -1,9 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { escapeHtml, html } from '../../src/console/html.js';
-import type { Viewer } from '../../src/console/layout.js';
-import { overviewPage } from '../../src/console/overview-page.js';
-import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
+import { escapeHtml, html } from '../../src/http/console/html.js';
+import type { Viewer } from '../../src/http/console/layout.js';
+import { overviewPage } from '../../src/http/console/overview-page.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, openForm, post, type ConsoleSession } from './console-harness.js';

@@ -1,6 +1,6 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CONTENT_SECURITY_POLICY } from '../../src/console/security-headers.js';
+import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { FRANCE, PASSWORD } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { form, get, type ConsoleSession } from './console-harness.js';

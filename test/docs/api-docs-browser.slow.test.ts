@@ -5,7 +5,7 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
 
 /**
- * The one OpenAPI documentation page (src/web/openapi-docs/) in a real browser, for both documents
+ * The one OpenAPI documentation page (src/http/site/openapi-docs/) in a real browser, for both documents
  * it serves: the JSON interface's (/openapi/lookup, HTTP Basic) and the admin and account APIs'
  * (/admin/api/docs, the session cookie). Debian's Chromium driven by playwright-core, as the
  * console's browser test; screenshots beside the console's.

@@ -4,8 +4,8 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
-import { generateOpenApi, sampleParameterExamples } from '../../src/protocols/json/openapi.js';
-import { OPENAPI_PATHS } from '../../src/protocols/json/openapi.plugin.js';
+import { generateOpenApi, sampleParameterExamples } from '../../src/http/lookup/json/openapi-document.js';
+import { OPENAPI_PATHS } from '../../src/http/lookup/json/openapi.plugin.js';
 import { jsonPathFor, sampleLines, type SampleLine } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 

@@ -1,4 +1,4 @@
-import { UserService } from '../../src/admin/user.service.js';
+import { UserService } from '../../src/users/user.service.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_XML_LIMITS, readXml } from '../../src/protocols/xml/xml-reader.js';
+import { DEFAULT_XML_LIMITS, readXml } from '../../src/xml/xml-reader.js';
 import { sampleLines } from '../helpers/sample-data.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';

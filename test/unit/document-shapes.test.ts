@@ -2,9 +2,9 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DocumentShapes } from '../../src/protocols/xml/document-shapes.js';
-import { fastReadXml, type ReadDetails } from '../../src/protocols/xml/fast-xml-reader.js';
-import { DEFAULT_XML_LIMITS, readXml, readXmlWithSaxes, type XmlElement, type XmlLimits } from '../../src/protocols/xml/xml-reader.js';
+import { DocumentShapes } from '../../src/xml/document-shapes.js';
+import { fastReadXml, type ReadDetails } from '../../src/xml/fast-xml-reader.js';
+import { DEFAULT_XML_LIMITS, readXml, readXmlWithSaxes, type XmlElement, type XmlLimits } from '../../src/xml/xml-reader.js';
 
 const WIRE_CASES = fileURLToPath(new URL('../wire/cases', import.meta.url));
 

@@ -2,8 +2,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { fastReadXml } from '../../src/protocols/xml/fast-xml-reader.js';
-import { DEFAULT_XML_LIMITS, readXmlWithSaxes, type XmlElement } from '../../src/protocols/xml/xml-reader.js';
+import { fastReadXml } from '../../src/xml/fast-xml-reader.js';
+import { DEFAULT_XML_LIMITS, readXmlWithSaxes, type XmlElement } from '../../src/xml/xml-reader.js';
 
 const WIRE_CASES = fileURLToPath(new URL('../wire/cases', import.meta.url));
 

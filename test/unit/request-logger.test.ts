@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it, vi } from 'vitest';
-import { RequestLogger, requestLoggerFactory } from '../../src/ops/request-logger.js';
+import { RequestLogger, requestLoggerFactory } from '../../src/http/request-logger.js';
 
 /** A pino logger as the service configures it, writing JSON lines into an array. */
 function capture(level: string): { logger: pino.Logger; lines: () => Array<Record<string, unknown>> } {

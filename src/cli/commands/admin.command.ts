@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { UserError, type OperatorRole } from '../../admin/user.service.js';
+import { UserError, type OperatorRole } from '../../users/user.service.js';
 import { CliError, parsePositiveInt, withServices, type CliOutput } from '../cli-context.js';
 
 /** `admin create NAME --role admin|viewer [--invite]` and `audit` (issue 16). */

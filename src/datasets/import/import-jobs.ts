@@ -9,7 +9,7 @@ import { receiveUpload, type Upload } from './upload-file.js';
 
 export type { ImportJob, ImportState, InvalidLine } from './import-job.repository.js';
 
-/** A refused import request; adapters map the code to their own answer (src/admin/import-routes.ts). */
+/** A refused import request; adapters map the code to their own answer (src/http/api/import.routes.ts). */
 export class ImportJobError extends Error {
   override readonly name = 'ImportJobError';
   constructor(

@@ -7,7 +7,7 @@ import { identityColumn, type Engine } from '../engine.js';
  * (credits granted or removed by an operator) and accounts closed instead of deleted.
  *
  * Secrets (session ids, invite and operator tokens) are stored as SHA-256 hashes like API keys:
- * they are random, so a fast hash suffices; passwords are scrypt hashes (src/admin/password.ts).
+ * they are random, so a fast hash suffices; passwords are scrypt hashes (src/users/password.ts).
  */
 async function up(db: Kysely<unknown>, engine: Engine): Promise<void> {
   const id = identityColumn(engine);

@@ -1,0 +1,85 @@
+import { LEDGER_ROW_TYPES } from '../../accounts/ledger-queries.js';
+
+/**
+ * JSON schemas of the admin and account APIs. Objects refuse unknown fields with `propertyNames`
+ * rather than `additionalProperties: false`: Fastify's validator is set to remove additional
+ * properties silently, and the API must refuse them with a 400 naming the field instead.
+ */
+export type Schema = Record<string, unknown>;
+
+export function object(properties: Record<string, Schema>, required: readonly string[] = []): Schema {
+  return { type: 'object', properties, required: [...required], propertyNames: { enum: Object.keys(properties) } };
+}
+
+export const str = (maxLength: number, extra: Schema = {}): Schema => ({ type: 'string', maxLength, ...extra });
+export const int = (minimum: number, maximum: number): Schema => ({ type: 'integer', minimum, maximum });
+export const bool: Schema = { type: 'boolean' };
+export const timestamp: Schema = { type: 'string', format: 'date-time', maxLength: 40 };
+
+export const USERNAME: Schema = str(64, { minLength: 1, pattern: '^[A-Za-z0-9._@-]+$' });
+export const NAME: Schema = str(64, { minLength: 1 });
+export const PASSWORD: Schema = str(256, { minLength: 1 });
+export const NOTE: Schema = str(500);
+export const REFERENCE: Schema = str(100);
+
+export const usernameParams = object({ username: USERNAME }, ['username']);
+export const keyParams = object({ username: USERNAME, id: int(1, 2 ** 31 - 1) }, ['username', 'id']);
+export const idParams = object({ id: int(1, 2 ** 31 - 1) }, ['id']);
+
+export const loginBody = object({ username: USERNAME, password: PASSWORD }, ['username', 'password']);
+export const passwordBody = object({ currentPassword: PASSWORD, newPassword: PASSWORD }, ['currentPassword', 'newPassword']);
+export const inviteBody = object({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']);
+
+export const keyCreateBody = object({ name: NAME }, ['name']);
+export const keyRollBody = object({ graceSeconds: int(0, 30 * 24 * 3600) });
+
+const PAGE = { limit: int(1, 500), before: int(1, Number.MAX_SAFE_INTEGER) };
+export const ledgerQuery = object({
+  ...PAGE,
+  from: timestamp,
+  to: timestamp,
+  operation: str(64),
+  interface: { type: 'string', enum: ['json', 'soap11', 'soap12', 'http-get', 'http-post', 'console'] },
+  type: {
+    type: 'string',
+    enum: [...LEDGER_ROW_TYPES],
+    description: 'charged: charged lookups; free: free lookups (test plates, results with nothing to charge, Idempotency-Key replays); lookups: both; credits: top-ups, grants and removals',
+  },
+  charged: { ...bool, description: 'The older filter: true is type=charged; false is every row but charged lookups. Not with type.' },
+});
+export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
+
+export const errorResponse: Schema = {
+  type: 'object',
+  properties: { error: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } },
+  required: ['error', 'message'],
+};
+
+// OpenAPI's operation fields on route schemas (what @fastify/swagger adds when installed); the
+// admin OpenAPI document (openapi-document.ts) reads them.
+declare module 'fastify' {
+  interface FastifySchema {
+    tags?: readonly string[];
+    summary?: string;
+    /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
+    consumes?: readonly string[];
+    /** The status of a successful answer when it is not 200 (201 for a create, 202, 204). */
+    successStatus?: number;
+    /**
+     * Error statuses the route answers beyond those its shape implies (openapi-document.ts,
+     * errorStatuses): 409 for a create that can collide, 401 for a login, 404 for a route whose
+     * path names nothing but that can still find nothing.
+     */
+    errorStatuses?: readonly number[];
+  }
+  interface FastifyContextConfig {
+    /** A route of the admin or account API that answers without a login (login, invite, documents). */
+    public?: boolean;
+    /**
+     * A route on the caller's own session or password (change password, log out, log out
+     * everywhere): the only routes a user with a one-time password reaches, and writes any session
+     * may make on itself (checkAccess in api-auth.ts).
+     */
+    ownSession?: boolean;
+  }
+}

@@ -1,0 +1,101 @@
+// Progressive enhancement only: every page works without this file.
+/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement */
+'use strict';
+document.addEventListener('click', (event) => {
+  const target = event.target;
+  if (!(target instanceof HTMLElement)) return;
+  const copy = target.closest('[data-copy]');
+  if (copy) {
+    const source = document.getElementById(copy.getAttribute('data-copy') || '');
+    if (source && navigator.clipboard) {
+      void navigator.clipboard.writeText(source.textContent || '').then(() => { copy.textContent = 'Copied'; });
+    }
+  }
+});
+document.addEventListener('submit', (event) => {
+  const form = event.target;
+  if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
+});
+// Invite links carry their token in the fragment (never sent to a server or a log); put it in the form.
+const token = document.getElementById('invite-token');
+if (token instanceof HTMLInputElement && token.value === '' && location.hash.length > 1) {
+  token.value = decodeURIComponent(location.hash.slice(1));
+  history.replaceState(null, '', location.pathname);
+}
+document.querySelectorAll('button[data-copy]').forEach((button) => { button.hidden = false; });
+
+// Imports (src/http/console/import-pages.ts): upload the file to the admin API with a progress bar,
+// then go to its job page. Without this, the form posts multipart/form-data to the console.
+const uploadForm = document.querySelector('form[data-import-upload]');
+if (uploadForm instanceof HTMLFormElement) {
+  uploadForm.addEventListener('submit', (event) => {
+    const fileInput = uploadForm.elements.namedItem('file');
+    const file = fileInput instanceof HTMLInputElement && fileInput.files ? fileInput.files[0] : undefined;
+    if (!file || event.defaultPrevented) return;
+    event.preventDefault();
+    const status = uploadForm.querySelector('[data-upload-status]');
+    const box = uploadForm.querySelector('.upload-progress');
+    const bar = uploadForm.querySelector('progress');
+    const button = uploadForm.querySelector('button[type=submit]');
+    const say = (text) => { if (status) status.textContent = text; };
+    const field = (name) => { const input = uploadForm.elements.namedItem(name); return input instanceof HTMLInputElement ? input : undefined; };
+    if (file.size > Number(uploadForm.dataset.maxBytes)) { say(`The file is larger than the limit of ${uploadForm.dataset.maxBytes} bytes.`); return; }
+    const params = new URLSearchParams({ source: field('source')?.value || 'import', skipInvalid: field('skipInvalid')?.checked ? 'true' : 'false', fileName: file.name.slice(0, 255) || 'upload.jsonl' });
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', `${uploadForm.dataset.importUpload}?${params.toString()}`);
+    xhr.setRequestHeader('Content-Type', 'application/x-ndjson');
+    xhr.setRequestHeader('X-CSRF-Token', field('_csrf')?.value || '');
+    if (box instanceof HTMLElement) box.hidden = false;
+    if (button instanceof HTMLButtonElement) button.disabled = true;
+    xhr.upload.addEventListener('progress', (e) => {
+      if (!e.lengthComputable || !(bar instanceof HTMLProgressElement)) return;
+      bar.max = e.total;
+      bar.value = e.loaded;
+      say(`Uploading: ${Math.floor((100 * e.loaded) / e.total)}% of ${e.total} bytes`);
+    });
+    const failed = (text) => {
+      say(text);
+      if (button instanceof HTMLButtonElement) button.disabled = false;
+    };
+    xhr.addEventListener('load', () => {
+      let answer;
+      try { answer = JSON.parse(xhr.responseText); } catch { answer = undefined; }
+      if (xhr.status === 202 && answer && answer.import) {
+        say('Uploaded. Opening the import…');
+        location.assign(`${uploadForm.dataset.importPage}${answer.import.id}`);
+      } else {
+        failed(`Not imported: ${answer && answer.message ? answer.message : `the server answered ${xhr.status}`}`);
+      }
+    });
+    xhr.addEventListener('error', () => { failed('The upload failed: the connection was lost.'); });
+    say('Uploading…');
+    xhr.send(file);
+  });
+}
+
+// A running import's page follows the job's progress through the admin API, and reloads when its
+// state changes (for the finished job: the summary and the validation report).
+const job = document.querySelector('[data-import-job]');
+if (job instanceof HTMLElement && job.dataset.finished === 'false') {
+  const hint = job.querySelector('[data-refresh-hint]');
+  if (hint instanceof HTMLElement) hint.hidden = true;
+  const poll = (delay) => {
+    setTimeout(() => {
+      fetch(job.dataset.importJob || '', { headers: { accept: 'application/json' } })
+        .then((res) => (res.ok ? res.json() : Promise.reject(new Error(String(res.status)))))
+        .then((body) => {
+          const current = body.import;
+          // A new state (checking, importing, finished) is rendered by the server: its words and its report.
+          if (current.state !== job.dataset.state) { location.reload(); return; }
+          const bar = job.querySelector('progress');
+          if (bar instanceof HTMLProgressElement) { bar.value = current.percent; bar.textContent = `${current.percent}%`; }
+          const set = (selector, text) => { const el = job.querySelector(selector); if (el) el.textContent = text; };
+          set('[data-import-percent]', `${current.percent}%`);
+          set('[data-import-lines]', String(current.linesRead));
+          poll(1000);
+        })
+        .catch(() => { poll(5000); });
+    }, delay);
+  };
+  poll(500);
+}

@@ -1,0 +1,56 @@
+import { html, type HtmlValue } from './html.js';
+import { message, page, type Viewer, csrfField } from './layout.js';
+import { formTokenField } from '../auth/form-token.js';
+import { signupLink } from './signup-pages.js';
+
+/** The login page; `signup` links the sign-up page (only while SIGNUP_ENABLED is on). */
+export function loginPage(options: { formToken: string; error?: string; notice?: string; username?: string; signup?: boolean }): string {
+  return page(
+    'Log in',
+    html`${options.notice ? message('notice', options.notice) : ''}${options.error ? message('error', options.error) : ''}
+<form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}
+  <p class="muted">Customers and operators log in here.</p>
+  <label for="username">User name</label>
+  <input type="text" id="username" name="username" autocomplete="username" required maxlength="64" value="${options.username ?? ''}" autofocus>
+  <label for="password">Password</label>
+  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256">
+  <p><button type="submit">Log in</button></p>
+  ${options.signup === true ? html`<p class="muted">No account yet? ${signupLink('Sign up')}.</p>` : ''}
+</form>`,
+  );
+}
+
+export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean }): string {
+  return page(
+    'Change your password',
+    html`${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
+<form method="post" action="/console/password" class="panel">${csrfField(viewer)}
+  <label for="current">Current password</label>
+  <input type="password" id="current" name="currentPassword" autocomplete="current-password" required maxlength="256">
+  <label for="new">New password (at least 12 characters)</label>
+  <input type="password" id="new" name="newPassword" autocomplete="new-password" required minlength="12" maxlength="256">
+  <p><button type="submit">Change password</button></p>
+</form>`,
+    viewer,
+  );
+}
+
+/** Invite links carry the token in the fragment; console.js moves it into the form (or it is pasted). */
+export function invitePage(options: { formToken: string; error?: string; token?: string }): string {
+  return page(
+    'Accept your invitation',
+    html`${options.error ? message('error', options.error) : ''}
+<form method="post" action="/console/invite" class="panel">${formTokenField(options.formToken)}
+  <label for="invite-token">Invitation code (from your link)</label>
+  <input type="text" id="invite-token" name="token" required maxlength="100" autocomplete="off" value="${options.token ?? ''}">
+  <label for="new-password">Choose a password (at least 12 characters)</label>
+  <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="12" maxlength="256">
+  <p><button type="submit">Set password</button></p>
+</form>`,
+  );
+}
+
+export function errorPage(status: number, text: HtmlValue, viewer?: Viewer): string {
+  const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
+  return page(title, html`${message('error', text)}<p><a href="/console">Back to the console</a></p>`, viewer);
+}

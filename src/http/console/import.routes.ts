@@ -1,0 +1,107 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import multipart from '@fastify/multipart';
+import { actorOf, ApiError, requireWrite, type Principal } from '../auth/api-auth.js';
+import { idParams } from '../api/api-schemas.js';
+import { DEFAULT_FILE_NAME, DEFAULT_SOURCE, importApiError, refuseDeclaredSize, SOURCE_PATTERN } from '../api/import.routes.js';
+import type { Actor } from '../../audit/audit-log.js';
+import type { ImportJobs, ImportRequest } from '../../datasets/import/import-jobs.js';
+import type { Upload } from '../../datasets/import/upload-file.js';
+import { importPage, importPath, IMPORTS_PATH, importsPage } from './import-pages.js';
+import { CSRF_FIELD, type Viewer } from './layout.js';
+
+export interface ImportConsoleOptions {
+  readonly imports: ImportJobs;
+  /** The console's sign-in: session, CSRF token (from the form's field) and audience. */
+  readonly signIn: (request: FastifyRequest, audience: 'operator') => Promise<{ principal: Principal; viewer: Viewer }>;
+}
+
+/** The form's fields besides the file, each a short string. */
+const FIELDS = new Set([CSRF_FIELD, 'source', 'skipInvalid']);
+const SOURCE_RULE = new RegExp(SOURCE_PATTERN);
+const RECENT = 50;
+/** What a multipart form adds around the file: boundaries, part headers, the other fields. */
+const FORM_OVERHEAD = 16 * 1024;
+
+/** The options of the form as the import service takes them; the API's rules, with the form's messages. */
+function readFields(fields: Readonly<Record<string, string>>, fileName: string): ImportRequest {
+  const source = fields.source === undefined || fields.source === '' ? DEFAULT_SOURCE : fields.source;
+  if (source.length > 64 || !SOURCE_RULE.test(source)) throw new ApiError(400, 'invalid-request', 'The source name may hold 1 to 64 letters, digits and . _ - only.', 'source');
+  const skip = fields.skipInvalid;
+  if (skip !== undefined && skip !== 'true' && skip !== 'false') throw new ApiError(400, 'invalid-request', 'The field “skipInvalid” must be true or false.', 'skipInvalid');
+  // Browsers send the base name; a few older ones the whole path.
+  const base = fileName.split(/[\\/]/).pop()?.trim() ?? '';
+  return { source, skipInvalid: skip === 'true', fileName: base === '' ? DEFAULT_FILE_NAME : base.slice(0, 255) };
+}
+
+/**
+ * The console's Imports pages (issue 18): the job list with the upload form, and each job's
+ * progress and validation report. Without JavaScript the form posts multipart/form-data here
+ * (@fastify/multipart, registered in this scope only); console.js uploads to the admin API
+ * instead, for an upload progress bar. Both end in ImportJobs, as the API does.
+ */
+export const importConsoleRoutes: FastifyPluginAsync<ImportConsoleOptions> = async (app, options) => {
+  const { imports } = options;
+  await app.register(multipart, {
+    // One file; the fields are the CSRF token and two short options. The file's own limit is one
+    // byte past IMPORT_MAX_BYTES, so the upload's count (receiveUpload) is what refuses it.
+    limits: { fields: FIELDS.size, fieldSize: 256, fieldNameSize: 64, files: 1, parts: FIELDS.size + 1, headerPairs: 20, fileSize: imports.maxBytes + 1 },
+  });
+  // A refused upload's body was not read: close the connection rather than read the rest.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (!request.raw.complete) void reply.header('connection', 'close');
+    done(null, payload);
+  });
+
+  const render = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
+  const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
+
+  app.get(IMPORTS_PATH, async (request, reply) => {
+    const { viewer } = await options.signIn(request, 'operator');
+    return passwordFirst(viewer, reply) ?? render(reply, importsPage(viewer, { jobs: await imports.list(RECENT), maxBytes: imports.maxBytes }));
+  });
+
+  app.get<{ Params: { id: number } }>(`${IMPORTS_PATH}/:id`, { schema: { params: idParams } }, async (request, reply) => {
+    const { viewer } = await options.signIn(request, 'operator');
+    const job = await imports.get(request.params.id).catch((error: unknown) => {
+      throw importApiError(error);
+    });
+    return passwordFirst(viewer, reply) ?? render(reply, importPage(viewer, job));
+  });
+
+  app.post(IMPORTS_PATH, async (request, reply) => {
+    if (!request.isMultipart()) throw new ApiError(415, 'unsupported-media-type', 'Send the form with its file (multipart/form-data).');
+    refuseDeclaredSize(request, imports.maxBytes, FORM_OVERHEAD);
+    const fields: Record<string, string> = {};
+    let upload: Upload | undefined;
+    let start: { actor: Actor; request: ImportRequest } | undefined;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          if (upload) throw new ApiError(400, 'invalid-request', 'The file must be the last field of the form.');
+          if (!FIELDS.has(part.fieldname) || part.valueTruncated || typeof part.value !== 'string') throw new ApiError(400, 'invalid-request', `The field “${part.fieldname}” is not part of this form.`, part.fieldname);
+          fields[part.fieldname] = part.value;
+          continue;
+        }
+        if (part.fieldname !== 'file' || upload) throw new ApiError(400, 'invalid-request', 'Send one file, in the field “file”.', part.fieldname);
+        // Who is asking, before a byte of the file is stored: the session, the CSRF token (a
+        // field the form sends before the file) and the role.
+        request.body = fields;
+        const { principal } = await options.signIn(request, 'operator');
+        requireWrite(principal);
+        start = { actor: actorOf(principal, request), request: readFields(fields, part.filename) };
+        upload = await imports.receive(part.file).catch((error: unknown) => {
+          throw importApiError(error);
+        });
+      }
+      if (!upload || !start) throw new ApiError(400, 'invalid-request', 'Choose a file to upload.', 'file');
+      const job = await imports.start(start.actor, upload, start.request).catch((error: unknown) => {
+        throw importApiError(error);
+      });
+      // The job owns the file now.
+      upload = undefined;
+      return await reply.redirect(importPath(job.id), 303);
+    } finally {
+      await upload?.discard();
+    }
+  });
+};

@@ -1,0 +1,157 @@
+import type { Account } from '../../accounts/account.js';
+import type { User } from '../../users/user.service.js';
+import type { AuditFilter, AuditRow } from '../../audit/audit-log.js';
+import { figures, keysSection, ledgerSection, statusBadge, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
+import { html, type Html } from './html.js';
+import { csrfField, message, page, when, type Viewer } from './layout.js';
+
+/** Accounts with balance, status and creation time (the accounts list, and those close to zero on the overview). */
+export function accountsTable(accounts: readonly Account[]): Html {
+  return html`<div class="table-wrap"><table data-testid="accounts">
+  <thead><tr><th scope="col">Account</th><th scope="col" class="num">Balance</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
+  <tbody>${accounts.length === 0 ? html`<tr><td colspan="4" class="muted">No accounts.</td></tr>` : accounts.map((a) => html`<tr><td><a href="/console/admin/accounts/${encodeURIComponent(a.username)}">${a.username}</a></td><td class="num">${a.credits}</td><td>${statusBadge(a)}</td><td>${when(a.createdAt)}</td></tr>`)}</tbody>
+</table></div>`;
+}
+
+export function accountsPage(viewer: Viewer, input: { accounts: readonly Account[]; total: number; search: string; offset: number; limit: number }): string {
+  const { offset, limit, search } = input;
+  const link = (o: number) => `/console/admin/accounts?${new URLSearchParams({ ...(search ? { search } : {}), offset: String(o) }).toString()}`;
+  return page(
+    'Accounts',
+    html`<form method="get" action="/console/admin/accounts" class="row" role="search">
+  <div><label for="search">Search by name</label><input type="search" id="search" name="search" value="${search}" maxlength="64"></div>
+  <div><button type="submit" class="secondary">Search</button></div>
+</form>
+<p class="muted">${input.total} account${input.total === 1 ? '' : 's'}${search ? html` matching “${search}”` : ''}.</p>
+${accountsTable(input.accounts)}
+<div class="pager">${offset > 0 ? html`<a href="${link(Math.max(0, offset - limit))}">Previous</a>` : ''}${offset + limit < input.total ? html`<a href="${link(offset + limit)}">Next</a>` : ''}</div>
+${
+  viewer.canWrite
+    ? html`<section class="panel" aria-labelledby="create"><h2 id="create">Create an account</h2>
+<form method="post" action="/console/admin/accounts" class="row">${csrfField(viewer)}
+  <div><label for="new-username">User name</label><input type="text" id="new-username" name="username" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
+  <div><label for="new-credits">Starting credits</label><input type="number" id="new-credits" name="credits" min="0" value="0"></div>
+  <div><button type="submit">Create account</button></div>
+</form></section>`
+    : ''
+}`,
+    viewer,
+  );
+}
+
+export interface OperatorAccountInput extends AccountView {
+  readonly users: readonly User[];
+  readonly audit: readonly AuditRow[];
+  readonly notice?: Html | string | undefined;
+}
+
+export function accountPaths(username: string): AccountPaths {
+  const name = encodeURIComponent(username);
+  return { page: `/console/admin/accounts/${name}`, api: `/admin/api/accounts/${name}` };
+}
+
+function limitText(value: number | null): string {
+  if (value === null) return 'server default';
+  return value === 0 ? 'none' : String(value);
+}
+
+export function operatorAccountPage(viewer: Viewer, input: OperatorAccountInput): string {
+  const { account } = input;
+  const paths = accountPaths(account.username);
+  const writable = viewer.canWrite && account.closedAt === null;
+  return page(
+    `Account ${account.username}`,
+    html`${input.notice ? message('notice', input.notice) : ''}
+${figures(account, input.usage)}
+${
+  writable
+    ? html`<section class="panel" aria-labelledby="credits"><h2 id="credits">Credits</h2>
+<form method="post" action="${paths.page}/credits" class="row">${csrfField(viewer)}
+  <div><label for="c-operation">Change</label><select id="c-operation" name="operation"><option value="grant">grant</option><option value="remove">remove</option></select></div>
+  <div><label for="c-amount">Amount (credits)</label><input type="number" id="c-amount" name="amount" min="1" required></div>
+  <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" maxlength="100"></div>
+  <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" maxlength="500"></div>
+  <div><button type="submit">Apply</button></div>
+</form></section>`
+    : ''
+}
+${usageSection(input)}
+${ledgerSection(input, paths)}
+${keysSection(input, paths, { ...viewer, canWrite: writable })}
+<section aria-labelledby="settings"><h2 id="settings">Limits and flags</h2>
+<ul><li>API key required on the XML bindings: <strong>${account.requireApiKey ? 'yes' : 'no'}</strong></li>
+<li>Rate limit per second: <strong>${limitText(account.rateLimits.perSecond)}</strong>; per day: <strong>${limitText(account.rateLimits.perDay)}</strong></li>
+<li>Created ${when(account.createdAt)}${account.closedAt ? html`; closed ${when(account.closedAt)}` : ''}</li></ul>
+${
+  writable
+    ? html`<form method="post" action="${paths.page}/settings" class="row">${csrfField(viewer)}
+  <div><label for="s-require">API key on XML bindings</label><select id="s-require" name="requireApiKey"><option value="true"${account.requireApiKey ? ' selected' : ''}>required</option><option value="false"${account.requireApiKey ? '' : ' selected'}>not required</option></select></div>
+  <div><label for="s-second">Per second (empty: default, 0: none)</label><input type="number" id="s-second" name="perSecond" min="0" value="${account.rateLimits.perSecond ?? ''}"></div>
+  <div><label for="s-day">Per day (empty: default, 0: none)</label><input type="number" id="s-day" name="perDay" min="0" value="${account.rateLimits.perDay ?? ''}"></div>
+  <div><button type="submit" class="secondary">Save</button></div>
+</form>
+<form method="post" action="${paths.page}/status" class="row" data-confirm="${account.disabled ? 'Enable this account?' : 'Disable this account? Its lookups are refused at once.'}">${csrfField(viewer)}
+  <input type="hidden" name="disabled" value="${account.disabled ? 'false' : 'true'}">
+  <div><button type="submit" class="${account.disabled ? 'secondary' : 'danger'}">${account.disabled ? 'Enable account' : 'Disable account'}</button></div>
+</form>`
+    : ''
+}</section>
+<section aria-labelledby="users"><h2 id="users">Users</h2>
+<div class="table-wrap"><table data-testid="users"><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
+<tbody>${input.users.length === 0 ? html`<tr><td colspan="4" class="muted">No users yet.</td></tr>` : input.users.map((u) => html`<tr><td>${u.name}</td><td>${u.role}</td><td>${u.disabled ? 'disabled' : u.active ? 'active' : 'invited'}</td><td>${when(u.createdAt)}</td></tr>`)}</tbody></table></div>
+${
+  writable
+    ? html`<form method="post" action="${paths.page}/users" class="row">${csrfField(viewer)}
+  <div><label for="u-name">Invite a user (name or e-mail)</label><input type="text" id="u-name" name="name" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
+  <div><label for="u-role">Role</label><select id="u-role" name="role"><option value="owner">owner (can change keys)</option><option value="member">member (reads)</option></select></div>
+  <div><button type="submit">Create invitation</button></div>
+</form>`
+    : ''
+}</section>
+<section aria-labelledby="alerts"><h2 id="alerts">Alerts and webhooks</h2><p><a href="${paths.page}/alerts">Low-credit thresholds, webhook endpoints and their delivery log</a></p></section>
+<section aria-labelledby="trail"><h2 id="trail">Audit trail of this account</h2>${auditTable(input.audit)}
+<p><a href="/console/admin/audit?target=${encodeURIComponent(account.username)}">All of it</a></p></section>`,
+    viewer,
+  );
+}
+
+export function inviteCreatedPage(viewer: Viewer, input: { username: string; user: string; inviteUrl: string }): string {
+  return page(
+    'Invitation created',
+    html`<p>Send this link to <strong>${input.user}</strong>. It works once, for 7 days, and is <strong>shown only this once</strong>.</p>
+<p class="secret" id="invite-url" data-testid="invite-url">${input.inviteUrl}</p>
+<p><button type="button" data-copy="invite-url" hidden>Copy link</button></p>
+<p><a href="${accountPaths(input.username).page}">Back to ${input.username}</a></p>`,
+    viewer,
+  );
+}
+
+function json(value: Record<string, unknown> | undefined): Html | string {
+  return value === undefined ? '' : html`<code>${JSON.stringify(value)}</code>`;
+}
+
+function auditTable(rows: readonly AuditRow[]): Html {
+  return html`<div class="table-wrap"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
+<tbody>${rows.length === 0 ? html`<tr><td colspan="6" class="muted">Nothing recorded.</td></tr>` : rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor.kind} ${r.actor.name}${r.actor.address ? html` <span class="muted">from ${r.actor.address}</span>` : ''}</td><td>${r.action}</td><td>${r.targetKind} ${r.target}</td><td>${json(r.before)}</td><td>${json(r.after)}</td></tr>`)}</tbody></table></div>`;
+}
+
+export function auditPage(viewer: Viewer, input: { rows: readonly AuditRow[]; filter: Omit<AuditFilter, 'limit'>; next: number | null }): string {
+  const { filter } = input;
+  const params = (extra: Record<string, string>) => new URLSearchParams({ ...Object.fromEntries(Object.entries({ actor: filter.actor, action: filter.action, target: filter.target }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')), ...extra }).toString();
+  return page(
+    'Audit log',
+    html`<form method="get" action="/console/admin/audit" class="row" aria-label="Filter the audit log">
+  <div><label for="a-actor">Who</label><input type="text" id="a-actor" name="actor" value="${filter.actor ?? ''}" maxlength="200"></div>
+  <div><label for="a-action">Action</label><input type="text" id="a-action" name="action" value="${filter.action ?? ''}" maxlength="64" placeholder="e.g. credits.grant"></div>
+  <div><label for="a-target">Target</label><input type="text" id="a-target" name="target" value="${filter.target ?? ''}" maxlength="200"></div>
+  <div><button type="submit" class="secondary">Filter</button></div>
+</form>
+${auditTable(input.rows)}
+<div class="pager">${input.next === null ? '' : html`<a href="/console/admin/audit?${params({ before: String(input.next) })}">Older entries</a>`}</div>`,
+    viewer,
+  );
+}
+
+export function accountCreatedPage(viewer: Viewer, body: Html): string {
+  return page('Account created', body, viewer);
+}

@@ -1,0 +1,37 @@
+import type { FastifyInstance } from 'fastify';
+import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
+import { idParams, NAME, object, str } from '../api/api-schemas.js';
+import type { UserService } from '../../users/user.service.js';
+import type { ConsoleContext } from './console-context.js';
+import { tokenCreatedPage, TOKENS_PATH, tokensPage } from './token-pages.js';
+
+const DONE: Readonly<Record<string, string>> = { revoked: 'The token is revoked.' };
+
+/** Operator API tokens in the console (issue 18): the same UserService calls as `/admin/api/tokens`. */
+export function registerTokenPages(app: FastifyInstance, ctx: ConsoleContext, users: UserService): void {
+  app.get<{ Querystring: { done?: string } }>(TOKENS_PATH, { schema: { querystring: object({ done: str(32) }) } }, async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
+    const notice = request.query.done === undefined ? undefined : DONE[request.query.done];
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tokensPage(viewer, { tokens: await users.tokens(), notice }));
+  });
+
+  app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
+    TOKENS_PATH,
+    { schema: { body: ctx.form({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    async (request, reply) => {
+      const { principal, viewer } = await ctx.signIn(request, 'operator');
+      requireWrite(principal);
+      // As the API: a logged-in admin creates tokens, never another token (the console is session-only anyway).
+      if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'Tokens are created by a logged-in admin.');
+      const { token, secret } = await users.withActor(actorOf(principal, request)).createToken(principal.user, request.body.name, request.body.scope);
+      return ctx.render(reply, tokenCreatedPage(viewer, { token, secret, baseUrl: ctx.baseUrl(request) }), 201);
+    },
+  );
+
+  app.post<{ Params: { id: number } }>(`${TOKENS_PATH}/:id/revoke`, { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {
+    const { principal } = await ctx.signIn(request, 'operator');
+    requireWrite(principal);
+    await users.withActor(actorOf(principal, request)).revokeToken(request.params.id);
+    return reply.redirect(`${TOKENS_PATH}?done=revoked`, 303);
+  });
+}

@@ -1,0 +1,68 @@
+import { Catalogue } from '../../catalogue/catalogue.js';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
+import type { FreeLedgerReason } from '../../accounts/ledger-queries.js';
+import { whyFree } from './account-sections.js';
+import { html, type Html } from './html.js';
+import { csrfField, message, page, type Viewer } from './layout.js';
+
+export const TRY_IT_PATH = '/console/account/try';
+
+/** What a run through the page gave: the answer in both encodings and its cost, or the lookup's error. */
+export type TryItOutcome =
+  | {
+      readonly ok: true;
+      readonly json: string;
+      readonly xml: string;
+      readonly charged: number;
+      readonly balance: number;
+      /** Why it cost nothing, as its ledger row says (freeReasonWords of the lookup's outcome); null when charged. */
+      readonly free: FreeLedgerReason | null;
+    }
+  | { readonly ok: false; readonly error: string };
+
+export interface TryItInput {
+  readonly operations: readonly OperationDeclaration[];
+  readonly operation: OperationDeclaration;
+  /** The values typed, by parameter name (shown again after a run). */
+  readonly values: Readonly<Record<string, string | undefined>>;
+  readonly outcome?: TryItOutcome;
+}
+
+function parameterInputs(op: OperationDeclaration, values: TryItInput['values']): Html[] {
+  return Catalogue.inputParameters(op).map(
+    (p) => html`<div><label for="p-${p.name}">${p.name}${p.required ? '' : ' (optional)'}</label><input type="text" id="p-${p.name}" name="${p.name}" maxlength="200" value="${values[p.name] ?? ''}"${p.required ? html` required` : ''}>
+  <p class="muted">${p.description}</p></div>`,
+  );
+}
+
+function outcomeSection(outcome: TryItOutcome): Html {
+  if (!outcome.ok) return html`<section aria-labelledby="answer"><h2 id="answer">Answer</h2>${message('error', outcome.error)}<p data-testid="cost">Charged: 0 credits (a lookup that fails costs nothing).</p></section>`;
+  return html`<section aria-labelledby="answer"><h2 id="answer">Answer</h2>
+<p data-testid="cost">${outcome.free !== null ? html`Charged: 0 credits — this lookup <strong data-testid="free-reason" data-reason="${outcome.free}">${whyFree(outcome.free)}</strong>` : html`Charged: <strong>${outcome.charged}</strong> credit${outcome.charged === 1 ? '' : 's'}`}. Balance now: <strong data-testid="try-balance">${outcome.balance}</strong>.</p>
+<h3>JSON (as <code>/api/json.aspx</code> answers)</h3><pre data-testid="json-answer">${outcome.json}</pre>
+<h3>XML (as the HTTP GET binding answers)</h3><pre data-testid="xml-answer">${outcome.xml}</pre></section>`;
+}
+
+/**
+ * "Try it" (issue 18): a lookup run from the console as the session's account. The operation is
+ * chosen with a plain GET form, its parameters are posted with the CSRF token; no script needed.
+ */
+export function tryItPage(viewer: Viewer, input: TryItInput): string {
+  const op = input.operation;
+  return page(
+    'Try it',
+    html`<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
+<form method="get" action="${TRY_IT_PATH}" class="row" aria-label="Choose an operation">
+  <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`)}</select></div>
+  <div><button type="submit" class="secondary">Choose</button></div>
+</form>
+<section class="panel" aria-labelledby="run"><h2 id="run">${op.name}</h2><p class="muted">${op.label}</p>
+<form method="post" action="${TRY_IT_PATH}" class="row">${csrfField(viewer)}<input type="hidden" name="operation" value="${op.name}">
+  ${parameterInputs(op, input.values)}
+  <div><button type="submit">Run lookup</button></div>
+</form></section>
+${input.outcome ? outcomeSection(input.outcome) : ''}
+<p><a href="/console/account">Back to my account</a></p>`,
+    viewer,
+  );
+}
