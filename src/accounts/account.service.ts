@@ -274,8 +274,9 @@ export class AccountService {
         await this.record(tx, 'account.close', username, before, { status: 'closed' });
         return 'closed' as const;
       }
-      await this.accounts.delete(tx, account.id);
-      await this.record(tx, 'account.delete', username, before, undefined);
+      // What went with the account is in the audit row's `before`: the log keeps it after the rows are gone.
+      const removed = await this.accounts.delete(tx, account.id);
+      await this.record(tx, 'account.delete', username, { ...before, removed }, undefined);
       return 'deleted' as const;
     });
     await this.cache?.invalidate(username);
