@@ -289,7 +289,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   app.get('/providers', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
   registerOverviewRoutes(app, { usage: options.allAccountsUsage, lookupStats: options.lookupStats });
 
-  const plateBody = object({ operation: str(64), values: { type: 'array', items: { type: 'string', minLength: 1, maxLength: 64 }, minItems: 1, maxItems: 4 } }, ['operation', 'values']);
+  const plateBody = object({ operation: str(64), values: { type: 'array', items: str(64, { minLength: 1 }), minItems: 1, maxItems: 4 } }, ['operation', 'values']);
   // The console changes test plates through the same function (src/datasets/test-plate-changes.ts).
   const plateChange = async (request: FastifyRequest, change: typeof addTestPlate, body: { operation: string; values: string[] }) => {
     requireWrite(principalOf(request));

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../audit/audit-log.js';
+import { TEXT_RULES } from '../api/api-schemas.js';
 import { DomainError, type DomainErrorCode } from '../../shared/domain-error.js';
 import type { LoginThrottle, RequestLimiter } from '../../users/login-throttle.js';
 import type { User, UserService } from '../../users/user.service.js';
@@ -166,7 +167,8 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       const path = (first?.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
       const extra = typeof params.propertyName === 'string' ? params.propertyName : typeof params.missingProperty === 'string' ? params.missingProperty : '';
       const field = [path, extra].filter((p) => p !== '').join('.') || (error.validationContext ?? 'body');
-      const message = unknown ? `unknown field ${field}` : `${field} ${first?.message ?? 'is invalid'}`;
+      const rule = first?.keyword === 'pattern' && typeof params.pattern === 'string' ? TEXT_RULES[params.pattern] : undefined;
+      const message = unknown ? `unknown field ${field}` : `${field} ${rule ?? first?.message ?? 'is invalid'}`;
       return reply.code(400).send({ error: 'invalid-request', message: `${error.validationContext ?? 'body'}: ${message}`, field });
     }
     if (error instanceof ApiError) {

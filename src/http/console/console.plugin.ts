@@ -4,7 +4,7 @@ import type { Account } from '../../accounts/account.js';
 import type { AllAccountsUsage } from '../../accounts/all-accounts-usage.js';
 import { freeReasonWords, LEDGER_ROW_TYPES, LedgerFilterError, LedgerQueries, ledgerKinds, type LedgerRowType } from '../../accounts/ledger-queries.js';
 import { actorOf, ApiError, domainError, authenticate, clearCookie, CSRF_HEADER, limitRequests, login, readCookie, requireWrite, SESSION_COOKIE, type Principal } from '../auth/api-auth.js';
-import { int, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../api/api-schemas.js';
+import { int, NAME, NOTE, object, PASSWORD, REFERENCE, str, USERNAME } from '../api/api-schemas.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import { UserError, type UserService } from '../../users/user.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
@@ -525,7 +525,7 @@ interface KeyRouteDeps {
 /** Create, roll and revoke keys: the same service calls as the API's key routes (src/http/api/account.routes.ts). */
 function registerKeyRoutes(app: FastifyInstance, deps: KeyRouteDeps): void {
   const accountParams = deps.audience === 'operator' ? { params: usernameParams } : {};
-  app.post<{ Body: { name: string } }>(`${deps.base}/keys`, { schema: { ...accountParams, body: form({ name: str(64, { minLength: 1 }) }, ['name']) } }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>(`${deps.base}/keys`, { schema: { ...accountParams, body: form({ name: NAME }, ['name']) } }, async (request, reply) => {
     const { principal, viewer } = await deps.signIn(request, deps.audience);
     requireWrite(principal);
     const username = await deps.account(principal, request);
