@@ -5,7 +5,7 @@ import { LedgerQueries } from './accounts/ledger-queries.js';
 import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js';
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
@@ -20,6 +20,7 @@ import { wsdlPlugin } from './http/lookup/wsdl/wsdl.plugin.js';
 import { openRedis } from './redis/redis-services.js';
 import { createServices, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
+import type { Repeat } from './shared/repeat.js';
 import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
 import { creditsPlugin } from './http/site/credits.plugin.js';
@@ -39,6 +40,8 @@ export interface BuiltApp {
 
 export interface BuildOptions {
   readonly clock?: Clock;
+  /** The timer of the lookup statistics' periodic writes (tests fire it themselves). */
+  readonly lookupStatsRepeat?: Repeat;
   /** Use this store instead of opening the configured one (tests share one). */
   readonly storage?: Storage;
 }
@@ -196,11 +199,18 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Webhook sending and the alert sweep run in the server only, never in a CLI command.
   services.alerting.start();
   const lookupStats = new LookupStatsRepository(storage.db);
-  const lookupRollup = new LookupRollup(lookupCounts, storage, lookupStats, config.lookupStatsFlushSeconds * 1000, {
-    warn: (message, details) => {
-      app.log.warn(details, message);
+  const lookupRollup = new LookupRollup(
+    lookupCounts,
+    storage,
+    lookupStats,
+    config.lookupStatsFlushSeconds * 1000,
+    {
+      warn: (message, details) => {
+        app.log.warn(details, message);
+      },
     },
-  });
+    options.lookupStatsRepeat,
+  );
   lookupRollup.start();
 
   let draining = false;

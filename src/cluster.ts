@@ -1,6 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import { seedEmptyStore, type SeedResult } from './bootstrap/seed.js';
-import { loadConfig, MAX_WORKERS } from './config.js';
+import { loadConfig, MAX_WORKERS } from './config/config.js';
 import type { Services } from './services.js';
 
 export { MAX_WORKERS };

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { buildApp, type BuiltApp } from './app.js';
 import { seedBanner } from './bootstrap/seed.js';
 import { runPrimary, seedOnce } from './cluster.js';
-import { ConfigError, loadConfig, type Config } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { prepareVinDatabase } from './providers/vin-offline/vin-startup.js';
 
 /**

@@ -4,7 +4,7 @@ import type { Storage } from '../storage/create-database.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { WebhookService } from '../webhooks/webhook.service.js';
-import type { AlertConfig } from './alert-config.js';
+import type { AlertConfig } from '../config/alert-config.js';
 import { CreditAlerts, CreditAlertSweeper } from './credit-alerts.js';
 
 export interface WarnLog {

@@ -1,6 +1,6 @@
 import { hostname, userInfo } from 'node:os';
 import type { Actor } from '../audit/audit-log.js';
-import { loadCoreConfig, type CoreConfig } from '../config.js';
+import { loadCoreConfig, type CoreConfig } from '../config/config.js';
 import { openRedis } from '../redis/redis-services.js';
 import { createCoreServices, type CoreServices } from '../services.js';
 import { systemClock } from '../shared/clock.js';

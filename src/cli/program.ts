@@ -1,7 +1,7 @@
 import { registerAdminCommands } from './commands/admin.command.js';
 import { Command, CommanderError } from 'commander';
 import { DomainError } from '../shared/domain-error.js';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config/config.js';
 import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.js';
 import { registerAccountCommands } from './commands/accounts.command.js';
 import { registerCreditCommands } from './commands/credits.command.js';

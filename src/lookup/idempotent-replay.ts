@@ -2,7 +2,7 @@ import type { IdempotencyRepository } from '../credits/idempotency.repository.js
 import { cutoffOf } from '../credits/debit-writer.js';
 import type { Clock } from '../shared/clock.js';
 import { LookupError } from './lookup-error.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 /**
  * What an Idempotency-Key may be: 1 to 255 characters of letters, digits and `. _ : ~ + / = -`

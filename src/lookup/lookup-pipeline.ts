@@ -7,7 +7,7 @@ import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider } from '../providers/provider.js';
+import type { Provider } from './provider.js';
 import type { EffectiveLimits, RateDecision, RateLimiter, RateWindow } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import type { FreeReason } from '../storage/database.js';
@@ -19,7 +19,7 @@ import { checkIdempotencyKey, type IdempotentReplays } from './idempotent-replay
 import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, describeQuery, type LookupQuery, type RawArguments } from './lookup-query.js';
 import { codecOf, isChargeable, resultOf } from '../results/index.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 /**
  * How the caller proved who it is.

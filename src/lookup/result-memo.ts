@@ -1,5 +1,5 @@
 import { PerObjectMemo } from '../shared/per-object-memo.js';
-import type { LookupResult } from './lookup-result.js';
+import type { LookupResult } from '../results/result-documents.js';
 
 /**
  * Encoded answers, remembered per result object. A result built from a cached, deep-frozen

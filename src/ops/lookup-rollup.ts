@@ -1,5 +1,6 @@
 import type { Storage } from '../storage/create-database.js';
 import type { LookupStatRow, LookupStatsRepository } from './lookup-stats.repository.js';
+import { unrefRepeat, type Repeat } from '../shared/repeat.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -126,7 +127,7 @@ export interface RollupLog {
  * counts for the next one (up to the LookupCounts bound) and logs. Writes never overlap.
  */
 export class LookupRollup {
-  private timer: NodeJS.Timeout | undefined;
+  private stop: (() => void) | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
@@ -135,15 +136,14 @@ export class LookupRollup {
     private readonly repository: LookupStatsRepository,
     private readonly intervalMs: number,
     private readonly log: RollupLog,
+    /** The timer of the periodic writes; unrefRepeat never keeps the process alive (close() writes the last counts). */
+    private readonly repeat: Repeat = unrefRepeat,
   ) {}
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
+    this.stop ??= this.repeat(this.intervalMs, () => {
       void this.flush();
-    }, this.intervalMs);
-    // The rollup never keeps the process alive; close() writes the last counts.
-    this.timer.unref();
+    });
   }
 
   /** Writes what has been counted so far (after any write in progress). Never rejects. */
@@ -163,8 +163,8 @@ export class LookupRollup {
 
   /** Stops the timer and writes the last counts (the app's onClose, before the store closes). */
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stop?.();
+    this.stop = undefined;
     await this.flush();
   }
 }

@@ -1,5 +1,5 @@
 import type { OperationDeclaration } from '../catalogue/operation.js';
-import type { Provider } from './provider.js';
+import type { Provider } from '../lookup/provider.js';
 
 /** A provider and the operations it answers (after the local store). */
 export interface ProviderRegistration {

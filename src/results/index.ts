@@ -1,4 +1,4 @@
-import type { MotDocument, NcapRating, VehicleDocument } from '../lookup/lookup-result.js';
+import type { MotDocument, NcapRating, VehicleDocument } from './result-documents.js';
 import { arrayOfNameValueCodec } from './array-of-name-value.codec.js';
 import { dataGridCodec, type DataGrid } from './data-grid.codec.js';
 import type { FlatRecord } from './flat-record.js';

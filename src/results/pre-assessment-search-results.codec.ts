@@ -1,4 +1,4 @@
-import type { NcapRating } from '../lookup/lookup-result.js';
+import type { NcapRating } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { arrayItem, optional, required, sequenceType } from './xsd.js';

@@ -1,4 +1,4 @@
-import type { MotDocument } from '../lookup/lookup-result.js';
+import type { MotDocument } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, arrayItem, optional, sequenceType, writeStrings } from './xsd.js';

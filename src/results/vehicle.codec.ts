@@ -1,5 +1,5 @@
-import { MOTORCYCLE_SUFFIX, textValue, withImageUrl } from '../lookup/image-url.js';
-import type { VehicleDocument } from '../lookup/lookup-result.js';
+import { MOTORCYCLE_SUFFIX, textValue, withImageUrl } from './image-url.js';
+import type { VehicleDocument } from './result-documents.js';
 import type { XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec, type SchemaType, type XmlBinding } from './result-codec.js';

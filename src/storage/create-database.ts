@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
+import type { WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Db, Tx } from './database.js';
 import { DomainError } from '../shared/domain-error.js';
 import type { Engine } from './engine.js';
@@ -30,6 +31,8 @@ export interface StorageOptions {
    * default SQLITE_LOCK_WAIT_MS (tests shorten it).
    */
   readonly sqliteLockWaitMs?: number | undefined;
+  /** SQLite: the clock of that wait; default the real one (tests pass one whose time they move). */
+  readonly sqliteLockWaitClock?: WaitClock | undefined;
 }
 
 /**
@@ -271,7 +274,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
   if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
   const path = sqlitePath(options);
-  const connection = openSqliteConnection(path, { synchronous: options.sqliteSynchronous, lockWaitMs: options.sqliteLockWaitMs });
+  const connection = openSqliteConnection(path, { synchronous: options.sqliteSynchronous, lockWaitMs: options.sqliteLockWaitMs, lockWaitClock: options.sqliteLockWaitClock });
   const { db, dataVersion } = connection;
   try {
     await migrateSqlite(connection);

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import SQLite from 'better-sqlite3';
 import {
   Kysely,
@@ -10,6 +9,7 @@ import {
   type SqliteDialectConfig,
   type TransactionSettings,
 } from 'kysely';
+import { realWaitClock, type WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Tx } from './database.js';
 import { noteLocalCommit } from './local-commits.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
@@ -39,6 +39,18 @@ const SQLITE_OPEN_BUSY_TIMEOUT_MS = 5000;
  */
 export const SQLITE_LOCK_WAIT_MS = 10_000;
 
+/**
+ * How a write waits for another connection's lock: for at most `ms`, on `clock` (the real one in
+ * the service; tests pass one whose time they move, test/storage/sqlite-lock-wait.test.ts).
+ */
+export interface LockWait {
+  readonly ms: number;
+  readonly clock: WaitClock;
+}
+
+/** The service's lock wait: SQLITE_LOCK_WAIT_MS on the real clock. */
+export const DEFAULT_LOCK_WAIT: LockWait = { ms: SQLITE_LOCK_WAIT_MS, clock: realWaitClock };
+
 /** Storage.transaction's shape. */
 export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
 
@@ -65,15 +77,15 @@ function lockBackoffMs(attempt: number): number {
  * (BEGIN failed, or the transaction was rolled back), and the work builds its result from what it
  * reads each time. Between attempts the connection is free and the event loop runs.
  */
-export function retryOnSqliteBusy(transact: Transact, giveUpAfterMs = SQLITE_LOCK_WAIT_MS): Transact {
+export function retryOnSqliteBusy(transact: Transact, wait: LockWait = DEFAULT_LOCK_WAIT): Transact {
   return async (work) => {
-    const started = performance.now();
+    const started = wait.clock.now();
     for (let attempt = 1; ; attempt += 1) {
       try {
         return await transact(work);
       } catch (error) {
-        if (!isSqliteBusy(error) || performance.now() - started >= giveUpAfterMs) throw error;
-        await sleep(lockBackoffMs(attempt));
+        if (!isSqliteBusy(error) || wait.clock.now() - started >= wait.ms) throw error;
+        await wait.clock.sleep(lockBackoffMs(attempt));
       }
     }
   };
@@ -93,7 +105,7 @@ class LockWaitingDriver implements Driver {
   constructor(
     private readonly inner: Driver,
     private readonly sqlite: SQLite.Database,
-    private readonly waitMs: number,
+    private readonly wait: LockWait,
   ) {}
 
   init(): Promise<void> {
@@ -110,14 +122,14 @@ class LockWaitingDriver implements Driver {
   private wrap(raw: DatabaseConnection): DatabaseConnection {
     return {
       executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> => {
-        const started = performance.now();
+        const started = this.wait.clock.now();
         for (let attempt = 1; ; attempt += 1) {
           try {
             return await raw.executeQuery<R>(query);
           } catch (error) {
-            if (!isSqliteBusy(error) || this.sqlite.inTransaction || performance.now() - started >= this.waitMs) throw error;
+            if (!isSqliteBusy(error) || this.sqlite.inTransaction || this.wait.clock.now() - started >= this.wait.ms) throw error;
             await this.inner.releaseConnection(raw);
-            await sleep(lockBackoffMs(attempt));
+            await this.wait.clock.sleep(lockBackoffMs(attempt));
             await this.inner.acquireConnection();
           }
         }
@@ -151,13 +163,13 @@ class LockWaitingSqliteDialect extends SqliteDialect {
   constructor(
     config: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
-    private readonly waitMs: number,
+    private readonly wait: LockWait,
   ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new LockWaitingDriver(super.createDriver(), this.sqlite, this.waitMs);
+    return new LockWaitingDriver(super.createDriver(), this.sqlite, this.wait);
   }
 }
 
@@ -183,6 +195,8 @@ export interface SqliteConnectionOptions {
   readonly synchronous?: SqliteSynchronous | undefined;
   /** How long a write waits for another connection's lock; default SQLITE_LOCK_WAIT_MS (tests shorten it). */
   readonly lockWaitMs?: number | undefined;
+  /** The clock that wait runs on; default the real one (tests move their own). */
+  readonly lockWaitClock?: WaitClock | undefined;
 }
 
 export interface SqliteConnection {
@@ -200,14 +214,14 @@ export interface SqliteConnection {
  * transaction path.
  */
 export function openSqliteConnection(path: string, options: SqliteConnectionOptions = {}): SqliteConnection {
-  const lockWaitMs = options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS;
+  const lockWait: LockWait = { ms: options.lockWaitMs ?? SQLITE_LOCK_WAIT_MS, clock: options.lockWaitClock ?? realWaitClock };
   const sqlite = new SQLite(path, { timeout: SQLITE_OPEN_BUSY_TIMEOUT_MS });
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma(`synchronous = ${(options.synchronous ?? DEFAULT_SQLITE_SYNCHRONOUS) === 'full' ? 'FULL' : 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<DatabaseSchema>({ dialect: new LockWaitingSqliteDialect({ database: statements }, sqlite, lockWaitMs) });
+  const db = new Kysely<DatabaseSchema>({ dialect: new LockWaitingSqliteDialect({ database: statements }, sqlite, lockWait) });
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
@@ -238,5 +252,5 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit
   // instead of failing a paid lookup.
-  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWaitMs), dataVersion };
+  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWait), dataVersion };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { buildApp, type BuiltApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { ImportJobRepository } from '../../src/datasets/import/import-job.repository.js';
 import { UPLOAD_DIR_PREFIX } from '../../src/datasets/import/upload-file.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';

@@ -1,5 +1,5 @@
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { tempDir } from '../helpers/test-app.js';
 
 /** The admin OpenAPI document as served by a freshly built app, as the committed file holds it. */

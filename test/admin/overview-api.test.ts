@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { enginesToTest } from '../helpers/engines.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { as, customer, FRANCE, operator } from './admin-harness.js';
 
@@ -24,10 +25,14 @@ describe.each(await enginesToTest())('operator overview API on %s', (engine) => 
     await t.close();
   });
 
-  /** Another instance on the same store (the same SQLite file, or the same PostgreSQL database). */
+  /**
+   * Another instance on the same store (the same SQLite file, or the same PostgreSQL database).
+   * Its periodic writes, like the first instance's, wait for the test: counts reach the store only
+   * when the test flushes them, however slow the machine.
+   */
   async function secondInstance(): Promise<BuiltApp> {
     const config = loadConfig({ DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', SEED_DEMO: 'false', VIN_DECODER: 'off', ...(t.config.databaseUrl ? { DATABASE_URL: t.config.databaseUrl } : {}) });
-    const other = await buildApp(config);
+    const other = await buildApp(config, { lookupStatsRepeat: new ManualRepeat().repeat });
     others.push(other);
     return other;
   }
@@ -55,6 +60,9 @@ describe.each(await enginesToTest())('operator overview API on %s', (engine) => 
     const viewer = as(t, await operator(t, 'watcher', 'viewer'));
     const stats = async () => (await viewer('GET', `/admin/api/lookup-stats?${around()}`)).json<{ interfaces: unknown[] }>().interfaces;
     expect(await stats()).toEqual([]);
+    // Nothing reached the store: the periodic write (every LOOKUP_STATS_FLUSH_SECONDS, 10 s by
+    // default) waits for the test, whatever the time the lookups above took.
+    expect(t.lookupStatsTimer.intervals).toEqual([10_000]);
     await t.lookupRollup.flush();
     await other.lookupRollup.flush();
     expect(await stats()).toEqual([

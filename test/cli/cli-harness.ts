@@ -6,7 +6,7 @@ import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import type { CliOutput } from '../../src/cli/cli-context.js';
 import { runCli } from '../../src/cli/program.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { tempDir } from '../helpers/test-app.js';
 
 /** The repository root, where `npm run cli` and `bin/vehicle-lookup.js` live. */

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { LedgerEntry } from '../../src/credits/credit-ledger.repository.js';
 import { basic, childEnv, cli, json, openStore, REPO_ROOT, runBin, type Store } from './cli-harness.js';
 

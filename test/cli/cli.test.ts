@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import type { LedgerEntry } from '../../src/credits/credit-ledger.repository.js';
 import { createServices } from '../../src/services.js';
 import { openStorage } from '../../src/storage/create-database.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, EnvReader, loadConfig, loadCoreConfig, readConfig, readCoreConfig, type Config } from '../../src/config.js';
+import { ConfigError, EnvReader, loadConfig, loadCoreConfig, readConfig, readCoreConfig, type Config } from '../../src/config/config.js';
 
 /** Every boolean of every part, with how to see it in the parsed configuration. */
 const BOOLEANS: ReadonlyArray<readonly [string, (config: Config) => boolean]> = [

@@ -1,6 +1,6 @@
 import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseThresholds } from '../../src/http/console/alert.routes.js';
+import { parseThresholds } from '../../src/http/console/alerts.routes.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
 import { buildProgram } from '../../src/cli/program.js';
-import { EnvReader, readConfig } from '../../src/config.js';
+import { EnvReader, readConfig } from '../../src/config/config.js';
 import { Metrics } from '../../src/ops/metrics.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
@@ -98,9 +98,9 @@ describe('README and the reference it points to', () => {
     ).toEqual({ missing: [], extra: [] });
   });
 
-  it('reads the environment only through the configuration (src/config.ts), nowhere below it', () => {
+  it('reads the environment only through the configuration (src/config/config.ts), nowhere below it', () => {
     // The entry points hand process.env to loadConfig / runCli; everything else gets typed config.
-    const allowed = new Set(['src/config.ts', 'src/cli/main.ts']);
+    const allowed = new Set(['src/config/config.ts', 'src/cli/main.ts']);
     const readers = sourceFiles().filter((file) => !allowed.has(file) && /\bprocess\.env\b/.test(read(file)));
     expect(readers).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { imagePath } from '../../src/lookup/image-url.js';
+import { imagePath } from '../../src/results/image-url.js';
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
 let t: TestApp;

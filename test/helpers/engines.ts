@@ -4,18 +4,35 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
+import { engineSwitchOf } from './engine-switch.js';
 
-/** The storage engines every storage test runs on (STYLE.md 10). */
-export const ENGINES = ['sqlite', 'postgres'] as const;
-export type TestEngine = (typeof ENGINES)[number];
+/** The storage engines the service supports, each a test engine (STYLE.md 10). */
+export const ALL_ENGINES = ['sqlite', 'postgres'] as const;
+export type TestEngine = (typeof ALL_ENGINES)[number];
+
+/**
+ * Whether this run is SQLite only: `TEST_ENGINES=sqlite` (npm run test:fast; engine-switch.ts).
+ * Then PostgreSQL counts as unavailable without a warning, and so does Redis (redis-harness.ts).
+ */
+export const SQLITE_ONLY = engineSwitchOf(process.env) === 'sqlite';
+
+/**
+ * The storage engines every storage test runs on: both, or SQLite alone when the run is
+ * SQLite only. A suite loops over these (`describe.each(ENGINES)`) or awaits enginesToTest().
+ */
+export const ENGINES: readonly TestEngine[] = SQLITE_ONLY ? ['sqlite'] : ALL_ENGINES;
 
 /** PostgreSQL for tests: the machine's server, overridable with PG_TEST_URL. */
 export const PG_TEST_URL = process.env.PG_TEST_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 let reachable: Promise<boolean> | undefined;
 
-/** Whether PostgreSQL answers; with CI=true an unreachable server fails the run instead. */
+/**
+ * Whether PostgreSQL answers; with CI=true an unreachable server fails the run instead. A SQLite-only
+ * run (SQLITE_ONLY) never asks: PostgreSQL is off for it.
+ */
 export function postgresAvailable(): Promise<boolean> {
+  if (SQLITE_ONLY) return Promise.resolve(false);
   reachable ??= (async () => {
     const client = new pg.Client({ connectionString: PG_TEST_URL, connectionTimeoutMillis: 3000 });
     try {

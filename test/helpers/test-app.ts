@@ -2,14 +2,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp, type BuiltApp } from '../../src/app.js';
-import { loadConfig, type Config } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Clock } from '../../src/shared/clock.js';
 import { freshPostgresDatabase, type TestEngine } from './engines.js';
+import { ManualRepeat } from './manual-repeat.js';
 
 export interface TestApp extends BuiltApp {
   readonly engine: TestEngine;
   readonly config: Config;
   readonly dataDir: string;
+  /**
+   * The timer of the lookup statistics' periodic writes: it fires only when the test calls
+   * `fire()`, so counts reach the store exactly when a test flushes them.
+   */
+  readonly lookupStatsTimer: ManualRepeat;
   /** Creates an account and returns its API key. */
   account(username: string, credits: number): Promise<string>;
   /** Imports JSON Lines given as objects; throws if any line is invalid. */
@@ -37,13 +43,15 @@ export async function createTestApp(env: Record<string, string> = {}, clock?: Cl
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
   const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
   const config = loadConfig({ ...inheritedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
-  const built = await buildApp(config, clock ? { clock } : {});
+  const lookupStatsTimer = new ManualRepeat();
+  const built = await buildApp(config, { ...(clock ? { clock } : {}), lookupStatsRepeat: lookupStatsTimer.repeat });
   let counter = 0;
   return {
     ...built,
     engine,
     config,
     dataDir,
+    lookupStatsTimer,
     async account(username, credits) {
       const { apiKey } = await built.services.accounts.create(username, credits);
       return apiKey;

@@ -8,7 +8,7 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { copyStore } from '../../src/storage/store-copy.js';

@@ -3,14 +3,19 @@ import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import type { Clock } from '../../src/shared/clock.js';
+import { SQLITE_ONLY } from '../helpers/engines.js';
 
 /** Redis for tests: the machine's server, overridable with REDIS_TEST_URL. */
 export const REDIS_TEST_URL = process.env.REDIS_TEST_URL ?? 'redis://127.0.0.1:6379';
 
 let reachable: Promise<boolean> | undefined;
 
-/** Whether Redis answers; with CI=true an unreachable server fails the run instead. */
+/**
+ * Whether Redis answers; with CI=true an unreachable server fails the run instead. A SQLite-only
+ * run (TEST_ENGINES=sqlite, test/helpers/engine-switch.ts) never asks: Redis is off for it.
+ */
 export function redisAvailable(): Promise<boolean> {
+  if (SQLITE_ONLY) return Promise.resolve(false);
   reachable ??= (async () => {
     const client = new Redis(REDIS_TEST_URL, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 3000 });
     client.on('error', () => undefined);

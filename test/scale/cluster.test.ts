@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_EXAMPLE_PATH, seedEmptyStore } from '../../src/bootstrap/seed.js';
 import { MAX_WORKERS, restartDelay, seedOnce, workerCount } from '../../src/cluster.js';
-import { ConfigError } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { freePort, killAll, sharedStore, spawnServer, stopServer, storeState, waitReady, type ServerProcess } from './scale-harness.js';
 

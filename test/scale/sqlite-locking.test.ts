@@ -6,6 +6,7 @@ import { createServices } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { openStorage } from '../../src/storage/create-database.js';
 import { isSqliteBusy, retryOnSqliteBusy } from '../../src/storage/sqlite-connection.js';
+import { ManualWaitClock } from '../helpers/manual-wait-clock.js';
 import { tempDir } from '../helpers/test-app.js';
 
 /** Several connections (processes) on one SQLite file: start-up migrations and busy writers. */
@@ -45,7 +46,8 @@ describe('start-up migrations on a new SQLite file', () => {
 describe('a writer that meets SQLITE_BUSY after the busy timeout', () => {
   it('Storage.transaction debits once the other connection lets go of the write lock, instead of failing the lookup', async () => {
     const dataDir = store();
-    const storage = await openStorage({ dataDir });
+    const clock = new ManualWaitClock();
+    const storage = await openStorage({ dataDir, sqliteLockWaitClock: clock });
     cleanups.push(() => storage.close());
     const services = createServices(storage, { clock: systemClock, requireApiKeyEverywhere: false });
     cleanups.push(() => services.close());
@@ -70,14 +72,17 @@ describe('a writer that meets SQLITE_BUSY after the busy timeout', () => {
     }
     // Without the retry, this is what the debit transaction would have failed with.
     expect(isSqliteBusy(probeError)).toBe(true);
-    setTimeout(() => holder.exec('COMMIT'), 400);
 
     const ledger = new CreditLedgerRepository(storage.db);
-    const started = performance.now();
-    const balance = await storage.transaction((tx) =>
+    const waiting = clock.nextSleep();
+    const debit = storage.transaction((tx) =>
       ledger.debit(tx, account.id, 1, { operation: 'CheckFrance', interface: 'json', query: 'AB123CD', requestId: 'after-busy', createdAt: new Date().toISOString() }),
     );
-    expect(performance.now() - started).toBeGreaterThanOrEqual(300);
+    // The debit met the lock and waits to try again; the other connection lets go, and it goes through.
+    await waiting;
+    holder.exec('COMMIT');
+    const balance = await debit;
+    expect(clock.sleepCount).toBeGreaterThan(0);
     expect(balance).toBe(4);
     const debits = (await services.accounts.usage('waiting')).filter((e) => e.kind === 'debit');
     expect(debits.map((d) => d.requestId)).toEqual(['after-busy']);
@@ -93,13 +98,15 @@ describe('a writer that meets SQLITE_BUSY after the busy timeout', () => {
     expect(calls).toBe(1);
 
     calls = 0;
+    // Time moves by what the retry sleeps: 2, 4, 8, 16, then 25 ms each, so it gives up at the first
+    // try past 200 ms of waiting (205 ms, the 12th), whatever the machine's speed.
+    const clock = new ManualWaitClock({ advanceOnSleep: true });
     const busy = retryOnSqliteBusy(() => {
       calls += 1;
       return Promise.reject(busyError());
-    }, 200);
-    const started = performance.now();
+    }, { ms: 200, clock });
     await expect(busy(() => Promise.resolve(1))).rejects.toThrow('database is locked');
-    expect(performance.now() - started).toBeGreaterThanOrEqual(200);
-    expect(calls).toBeGreaterThan(1);
+    expect(clock.now()).toBe(205);
+    expect(calls).toBe(12);
   });
 });

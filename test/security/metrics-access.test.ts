@@ -3,7 +3,7 @@
  * `Authorization: Bearer <token>`; /healthz and /readyz stay open for load balancers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const TOKEN = 'metrics-token-0123456789abcdef';

@@ -133,13 +133,13 @@ describe('slow clients', () => {
 
 describe('the connection settings', () => {
   it('have defaults that bound every phase of a connection', async () => {
-    const { loadConfig } = await import('../../src/config.js');
+    const { loadConfig } = await import('../../src/config/config.js');
     expect(loadConfig({}).http).toMatchObject({ headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 72_000, socketTimeoutMs: 120_000, maxConnections: 10_000 });
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '5000' }).http.headersTimeoutMs).toBe(5000);
   });
 
   it('refuse a headers timeout longer than the request timeout, and values out of range, at start-up', async () => {
-    const { loadConfig } = await import('../../src/config.js');
+    const { loadConfig } = await import('../../src/config/config.js');
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '2000' })).toThrow(/HEADERS_TIMEOUT_MS \(2000\) must not exceed REQUEST_TIMEOUT_MS \(1000\)/);
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/REQUEST_TIMEOUT_MS must be a whole number from 100/);
     expect(() => loadConfig({ MAX_CONNECTIONS: 'lots' })).toThrow(/MAX_CONNECTIONS must be a whole number/);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 /** SQLite's PRAGMA synchronous as the store's connection runs it: 1 = NORMAL, 2 = FULL. */

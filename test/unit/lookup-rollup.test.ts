@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LookupCounts } from '../../src/ops/lookup-rollup.js';
-import { summariseByInterface } from '../../src/ops/lookup-stats.repository.js';
+import { LookupCounts, LookupRollup } from '../../src/ops/lookup-rollup.js';
+import { summariseByInterface, type LookupStatRow, type LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
+import { ManualRepeat } from '../helpers/manual-repeat.js';
 
 const at = (iso: string) => Date.parse(iso);
 
@@ -72,5 +73,31 @@ describe('summariseByInterface', () => {
       { interface: 'json', total: 12, successes: 8, errors: { unauthorized: 3, not_found: 1 }, successRate: 8 / 12 },
       { interface: 'soap12', total: 0, successes: 0, errors: {}, successRate: null },
     ]);
+  });
+});
+
+describe('LookupRollup (the periodic writes of the counts)', () => {
+  it('writes the counts each time its timer fires, and stops the timer and writes the rest on close', async () => {
+    const timer = new ManualRepeat();
+    const counts = new LookupCounts(() => at('2026-11-25T16:30:00.000Z'));
+    const written: LookupStatRow[][] = [];
+    const repository = { add: (_tx: unknown, rows: readonly LookupStatRow[]) => Promise.resolve(void written.push([...rows])) };
+    const storage = { transaction: <T>(work: (tx: never) => Promise<T>) => work(undefined as never) };
+    const rollup = new LookupRollup(counts, storage, repository as unknown as LookupStatsRepository, 10_000, { warn: () => undefined }, timer.repeat);
+    expect(timer.intervals).toEqual([]);
+    rollup.start();
+    rollup.start();
+    expect(timer.intervals).toEqual([10_000]);
+
+    counts.count(counts.slot('CheckFrance', 'json', 'success'));
+    expect(written).toEqual([]);
+    timer.fire();
+    await rollup.flush();
+    expect(written).toEqual([[{ hour: '2026-11-25T16:00:00.000Z', interface: 'json', operation: 'CheckFrance', outcome: 'success', count: 1 }]]);
+
+    counts.count(counts.slot('CheckFrance', 'json', 'not_found'));
+    await rollup.close();
+    expect(timer.intervals).toEqual([]);
+    expect(written.map((rows) => rows.map((row) => row.outcome))).toEqual([['success'], ['not_found']]);
   });
 });

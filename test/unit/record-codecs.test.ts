@@ -3,7 +3,7 @@ import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { RecordValidator } from '../../src/datasets/import/record-validator.js';
 import { LookupError } from '../../src/lookup/lookup-error.js';
 import { LookupPipeline, type LookupPipelineDeps } from '../../src/lookup/lookup-pipeline.js';
-import type { ProviderAnswer } from '../../src/providers/provider.js';
+import type { ProviderAnswer } from '../../src/lookup/provider.js';
 import { XmlWriter } from '../../src/xml/xml-writer.js';
 import { RESULT_CODECS, isChargeable, jsonBodyOf, type ResultType } from '../../src/results/index.js';
 import { VersionedCache } from '../../src/shared/versioned-cache.js';

@@ -3,7 +3,7 @@ import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
-import { decodeImageSegment } from '../../src/lookup/image-url.js';
+import { decodeImageSegment } from '../../src/results/image-url.js';
 import { XmlWriter } from '../../src/xml/xml-writer.js';
 import { codecOf, isChargeable, jsonBodyOf, RESULT_CODECS, resultOf, sampleOf, type ResultType } from '../../src/results/index.js';
 import { writeResultElement } from '../../src/http/lookup/result-encoder.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LookupResult } from '../../src/lookup/lookup-result.js';
+import type { LookupResult } from '../../src/results/result-documents.js';
 import { memoizedEncoding } from '../../src/lookup/result-memo.js';
 import { BoundedMemo } from '../../src/shared/bounded-memo.js';
 import { PerObjectMemo } from '../../src/shared/per-object-memo.js';

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { carSpecificationsGrid } from '../../src/providers/nhtsa/car-specifications.mapper.js';
-import type { Provider } from '../../src/providers/provider.js';
-import { loadProviderConfig } from '../../src/providers/upstream/provider-config.js';
+import type { Provider } from '../../src/lookup/provider.js';
+import { loadProviderConfig } from '../../src/config/provider-config.js';
 import { upstreamRegistrations } from '../../src/providers/upstream/upstream-registrations.js';
 import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ProviderAnswer } from '../../src/providers/provider.js';
+import type { ProviderAnswer } from '../../src/lookup/provider.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
 import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.js';
 import { UpstreamSource } from '../../src/providers/upstream/upstream-source.js';

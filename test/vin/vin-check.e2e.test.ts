@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { imagePath } from '../../src/lookup/image-url.js';
+import { imagePath } from '../../src/results/image-url.js';
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { sharedVinDatabase } from './shared-vin-database.js';
 

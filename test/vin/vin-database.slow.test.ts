@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defaultVinDatabasePath, loadVinConfig } from '../../src/providers/vin-offline/vin-config.js';
+import { defaultVinDatabasePath, loadVinConfig } from '../../src/config/vin-config.js';
 import { corgiPackage, installVinDatabase, vinDatabaseStatus } from '../../src/providers/vin-offline/vin-database.js';
 import { prepareVinDatabase, type StartupLog } from '../../src/providers/vin-offline/vin-startup.js';
 import { tempDir } from '../helpers/test-app.js';

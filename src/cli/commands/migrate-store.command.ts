@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { loadCoreConfig, type CoreConfig } from '../../config.js';
+import { loadCoreConfig, type CoreConfig } from '../../config/config.js';
 import { isPostgresUrl, openStorage, type Storage } from '../../storage/create-database.js';
 import { copyStore, rowsText, StoreCopyError, type StoreCopySummary } from '../../storage/store-copy.js';
 import { CliError, CliExit, parsePositiveInt, type CliOutput } from '../cli-context.js';

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { vinRule } from '../../catalogue/input-rules.js';
 import { systemClock } from '../../shared/clock.js';
-import { loadVinConfig } from '../../providers/vin-offline/vin-config.js';
+import { loadVinConfig } from '../../config/vin-config.js';
 import { installVinDatabase, vinDatabaseStatus } from '../../providers/vin-offline/vin-database.js';
 import { decodeVin } from '../../providers/vin-offline/vin-decoding.js';
 import { vinVehicleJson } from '../../providers/vin-offline/vin-vehicle.js';

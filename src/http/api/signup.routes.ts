@@ -1,16 +1,15 @@
-import type { FastifyInstance } from 'fastify';
-import type { SignupConfig } from '../../config.js';
-import { describeAccount } from './account.routes.js';
+import type { FastifyPluginAsync } from 'fastify';
+import type { SignupConfig } from '../../config/config.js';
+import { describeAccount } from './accounts.routes.js';
 import { ApiError, sessionCookie } from '../auth/api-auth.js';
 import { object, str, USERNAME } from './api-schemas.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../users/password.js';
-import { SESSION_TTL_MS, SignUpLimitError, type User, type UserService } from '../../users/user.service.js';
+import { SESSION_TTL_MS, SignUpLimitError, type UserService } from '../../users/user.service.js';
+import { describeUser } from './users.routes.js';
 
-export interface SignupRouteDeps {
+export interface SignupRoutesOptions {
   readonly users: UserService;
   readonly signup: SignupConfig;
-  /** A user as the API shows it (the same as `/login` answers). */
-  readonly describeUser: (user: User) => Record<string, unknown>;
 }
 
 /** The password's length is part of the schema, so a short one is a 400 naming `password`. */
@@ -30,9 +29,9 @@ export const signupBody = object(
  * The route exists whatever the setting, so the OpenAPI document describes it; while sign-up is
  * off it answers the 404 of a route that does not exist.
  */
-export function registerSignupRoute(app: FastifyInstance, deps: SignupRouteDeps): void {
+export const signupRoutes: FastifyPluginAsync<SignupRoutesOptions> = (app, deps) => {
   app.post<{ Body: { username: string; password: string } }>(
-    '/signup',
+    '',
     {
       config: { public: true },
       schema: {
@@ -65,7 +64,8 @@ export function registerSignupRoute(app: FastifyInstance, deps: SignupRouteDeps)
         .code(201)
         .header('set-cookie', sessionCookie(request, session.sessionId, SESSION_TTL_MS / 1000))
         .header('cache-control', 'no-store')
-        .send({ user: deps.describeUser(created.user), account: describeAccount(created.account), csrfToken: session.csrfToken, expiresAt: session.expiresAt });
+        .send({ user: describeUser(created.user), account: describeAccount(created.account), csrfToken: session.csrfToken, expiresAt: session.expiresAt });
     },
   );
-}
+  return Promise.resolve();
+};

@@ -8,10 +8,13 @@ export interface Asset {
   readonly body: Buffer;
 }
 
+/** Where the assets are served (console.plugin.ts registers assets.routes.ts under it). */
+export const ASSETS_PREFIX = '/console/assets';
+
 function asset(file: string, type: string): Asset {
   const body = readFileSync(new URL(`./assets/${file}`, import.meta.url));
   const hash = createHash('sha256').update(body).digest('hex').slice(0, 12);
-  return { path: `/console/assets/${hash}/${file}`, type, body };
+  return { path: `${ASSETS_PREFIX}/${hash}/${file}`, type, body };
 }
 
 /** Read once at start-up: a changed file gets a new URL, so `immutable` caching is safe. */

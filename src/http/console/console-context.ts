@@ -7,9 +7,9 @@ import type { Viewer } from './layout.js';
 export type Audience = 'operator' | 'customer';
 
 /**
- * What console.plugin.ts lends the pages registered from their own files (alerts, test plates,
- * tokens, sessions): the one login check, rendering and form schema, so each topic adds routes
- * without a second copy of the session, CSRF and role handling.
+ * What console.plugin.ts lends every page plugin it registers (one per resource: accounts, keys,
+ * credits, alerts, test plates, tokens, sessions...): the one login check, rendering and form
+ * schema, so each resource adds routes without a second copy of the session, CSRF and role handling.
  */
 export interface ConsoleContext {
   /** The session's user through the API's own authenticate(): session, CSRF field, role; throws to refuse. */
@@ -22,4 +22,12 @@ export interface ConsoleContext {
   form(properties: Record<string, Schema>, required?: readonly string[]): Schema;
   /** The public base URL (BASE_URL, or from the request behind a trusted proxy). */
   baseUrl(request: FastifyRequest): string;
+}
+
+/**
+ * The options every console page plugin is registered with, as `app.register(plugin, { prefix,
+ * ctx, ...services })`: the console's context, then the services of its resource.
+ */
+export interface ConsolePageOptions {
+  readonly ctx: ConsoleContext;
 }

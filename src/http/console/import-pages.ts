@@ -1,4 +1,4 @@
-import { DEFAULT_SOURCE, IMPORT_MEDIA_TYPES, percentDone, SOURCE_PATTERN } from '../api/import.routes.js';
+import { DEFAULT_SOURCE, IMPORT_MEDIA_TYPES, percentDone, SOURCE_PATTERN } from '../api/imports.routes.js';
 import type { ImportJob } from '../../datasets/import/import-jobs.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';

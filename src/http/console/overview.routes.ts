@@ -1,11 +1,10 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { AccountService } from '../../accounts/account.service.js';
 import type { AllAccountsUsage } from '../../accounts/all-accounts-usage.js';
-import type { Principal } from '../auth/api-auth.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Viewer } from './layout.js';
+import type { ConsolePageOptions } from './console-context.js';
 import { LOW_BALANCE, LOW_BALANCE_LISTED, overviewPage } from './overview-page.js';
 import { daysBetween } from './usage-chart.js';
 
@@ -13,11 +12,7 @@ const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const USAGE_DAYS = 30;
 
-export interface OverviewRouteDeps {
-  readonly signIn: (request: FastifyRequest, audience: 'operator') => Promise<{ principal: Principal; viewer: Viewer }>;
-  /** The redirect to the password page when the user must change it first, else undefined. */
-  readonly passwordFirst: (viewer: Viewer, reply: FastifyReply) => FastifyReply | undefined;
-  readonly render: (reply: FastifyReply, body: string) => FastifyReply;
+export interface OverviewPagesOptions extends ConsolePageOptions {
   readonly accounts: AccountService;
   /** Usage over every account, closed days kept in process (the admin API's /usage shares it). */
   readonly usage: Pick<AllAccountsUsage, 'usage'>;
@@ -27,15 +22,16 @@ export interface OverviewRouteDeps {
 }
 
 /**
- * `GET /console/admin`, the operator overview (issue 18), over the same queries as the admin API's
+ * `GET /console/admin` (registered with that prefix), the operator overview (issue 18), over the same queries as the admin API's
  * /usage, /lookup-stats and /providers: usage of every account over the last 30 UTC days, success
  * and error rates per interface over the last 24 hours and 30 days (whole UTC hours, the current
  * one included), the upstream providers, and the accounts close to zero.
  */
-export function registerOverviewRoute(app: FastifyInstance, deps: OverviewRouteDeps): void {
-  app.get('/console/admin', async (request, reply) => {
-    const { viewer } = await deps.signIn(request, 'operator');
-    const redirect = deps.passwordFirst(viewer, reply);
+export const overviewPages: FastifyPluginAsync<OverviewPagesOptions> = (app, deps) => {
+  const { ctx } = deps;
+  app.get('', async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
+    const redirect = ctx.passwordFirst(viewer, reply);
     if (redirect) return redirect;
     const now = deps.clock.now().getTime();
     const today = now - (now % DAY_MS);
@@ -50,9 +46,10 @@ export function registerOverviewRoute(app: FastifyInstance, deps: OverviewRouteD
       deps.accounts.lowBalance(LOW_BALANCE, LOW_BALANCE_LISTED),
       deps.accounts.list({ limit: 1, offset: 0 }),
     ]);
-    return deps.render(
+    return ctx.render(
       reply,
       overviewPage(viewer, { accounts: all.total, low, usage, days: daysBetween(usageFrom, usageTo), rates: { day, month }, upstream: deps.upstream() }),
     );
   });
-}
+  return Promise.resolve();
+};

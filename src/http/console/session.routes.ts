@@ -1,25 +1,107 @@
-import type { FastifyInstance } from 'fastify';
-import { actorOf, clearCookie, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
-import type { UserService } from '../../users/user.service.js';
-import type { ConsoleContext } from './console-context.js';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { SignupConfig } from '../../config/config.js';
+import type { Throttles } from '../../users/login-throttle.js';
+import { UserError, type UserService } from '../../users/user.service.js';
+import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
+import { LOGIN_FORM } from '../auth/form-token.js';
+import { object, PASSWORD, str } from '../api/api-schemas.js';
+import { loginPage, passwordPage } from './auth-pages.js';
+import type { Audience, ConsolePageOptions } from './console-context.js';
+import { CSRF_FIELD } from './layout.js';
 
 export const LOGOUT_EVERYWHERE_PATH = '/console/logout-everywhere';
 
+export interface SessionPagesOptions extends ConsolePageOptions {
+  readonly users: UserService;
+  readonly throttles: Throttles;
+  readonly signup: SignupConfig;
+}
+
 /**
- * "Log out everywhere" for every console user, operators and customers alike: the same call as the
- * APIs' `/logout-everywhere`. Sessions live in the store, so one delete ends them on every
- * instance at once (src/users/user.service.ts).
+ * Logging in and out, under `/console`: the login page, logout, "log out everywhere" (the same call
+ * as the APIs' `/logout-everywhere`; sessions live in the store, so one delete ends them on every
+ * instance at once, src/users/user.service.ts), and the password page.
  */
-export function registerSessionPages(app: FastifyInstance, ctx: ConsoleContext, users: UserService): void {
-  app.post(LOGOUT_EVERYWHERE_PATH, { schema: { body: ctx.form({}) } }, async (request, reply) => {
+export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, options) => {
+  const { ctx, users } = options;
+  /** The session of the request's cookie, if it is a live one. */
+  const sessionOf = async (request: FastifyRequest) => {
     const sessionId = readCookie(request, SESSION_COOKIE);
     const session = sessionId === undefined ? undefined : await users.session(sessionId);
-    if (session) {
+    return session && sessionId !== undefined ? { sessionId, session } : undefined;
+  };
+  const audienceOf = (accountId: number | null): Audience => (accountId === null ? 'operator' : 'customer');
+
+  app.get('', async (request, reply) => {
+    const found = await sessionOf(request);
+    if (!found) return reply.redirect('/console/login', 303);
+    return reply.redirect(found.session.user.accountId === null ? '/console/admin' : '/console/account', 303);
+  });
+
+  app.get<{ Querystring: { accepted?: string; ended?: string } }>('/login', { schema: { querystring: object({ accepted: str(1), ended: str(1) }) } }, (request, reply) =>
+    ctx.render(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
+  );
+
+  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
+    // Refused before the password is looked at: a forged login counts against no throttle either.
+    const formToken = LOGIN_FORM.check(request, request.body[CSRF_FIELD]);
+    // Operators and customers share the login page; the user's kind picks the audience.
+    const known = await users.findByName(request.body.username);
+    const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
+    let user;
+    try {
+      ({ user } = await login(request, reply, users, options.throttles.login, audience));
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) return ctx.render(reply, loginPage({ formToken, error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
+      throw error;
+    }
+    void reply.header('set-cookie', LOGIN_FORM.cleared(request));
+    return reply.redirect(user.mustChangePassword ? '/console/password' : user.accountId === null ? '/console/admin' : '/console/account', 303);
+  });
+
+  app.post('/logout', { schema: { body: ctx.form({}) } }, async (request, reply) => {
+    const found = await sessionOf(request);
+    if (found) {
+      await ctx.signIn(request, audienceOf(found.session.user.accountId));
+      await users.endSession(found.sessionId);
+    }
+    clearCookie(request, reply);
+    return reply.redirect('/console/login', 303);
+  });
+
+  app.post('/logout-everywhere', { schema: { body: ctx.form({}) } }, async (request, reply) => {
+    const found = await sessionOf(request);
+    if (found) {
       // A viewer or member may end its own sessions: it changes nothing but the user's own logins.
-      const { principal } = await ctx.signIn(request, session.user.accountId === null ? 'operator' : 'customer');
+      const { principal } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
       await users.withActor(actorOf(principal, request)).endAllSessions(principal.user);
     }
     clearCookie(request, reply);
     return reply.redirect('/console/login?ended=1', 303);
   });
-}
+
+  app.get('/password', async (request, reply) => {
+    const found = await sessionOf(request);
+    if (!found) return reply.redirect('/console/login', 303);
+    const { viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
+    return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword }));
+  });
+
+  app.post<{ Body: { currentPassword: string; newPassword: string } }>(
+    '/password',
+    { schema: { body: ctx.form({ currentPassword: PASSWORD, newPassword: PASSWORD }, ['currentPassword', 'newPassword']) } },
+    async (request, reply) => {
+      const found = await sessionOf(request);
+      if (!found) return reply.redirect('/console/login', 303);
+      const { principal, viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
+      try {
+        await users.withActor(actorOf(principal, request)).changePassword(principal.user, request.body.currentPassword, request.body.newPassword, principal.sessionId);
+      } catch (error) {
+        if (error instanceof UserError) return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error: error.message }), 400);
+        throw error;
+      }
+      return reply.redirect('/console', 303);
+    },
+  );
+  return Promise.resolve();
+};

@@ -1,17 +1,17 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ApiError, sessionCookie } from '../auth/api-auth.js';
 import { object, str } from '../api/api-schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../../users/password.js';
 import { SESSION_TTL_MS, SignUpLimitError, UserError, type UserService } from '../../users/user.service.js';
-import type { SignupConfig } from '../../config.js';
+import type { SignupConfig } from '../../config/config.js';
 import { FormToken } from '../auth/form-token.js';
+import type { ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
 import { SIGNUP_PATH, signupPage } from './signup-pages.js';
 
-export interface SignupPageDeps {
+export interface SignupPagesOptions extends ConsolePageOptions {
   readonly users: UserService;
   readonly signup: SignupConfig;
-  readonly render: (reply: FastifyReply, body: string, status?: number) => FastifyReply;
 }
 
 /** The sign-up form's anti-forgery token (form-token.ts): the page has no session yet. */
@@ -23,24 +23,25 @@ const signupForm = object(
 );
 
 /**
- * `/console/signup` (issue 16): the console's face of UserService.signUp, the service behind
+ * `/console/signup` (issue 16, registered under SIGNUP_PATH): the console's face of UserService.signUp, the service behind
  * `POST /account/api/signup`. While sign-up is off (SIGNUP_ENABLED) the page answers 404 and
  * nothing links to it. After sign-up the customer is logged in and lands on their account page.
  */
-export function registerSignupPages(app: FastifyInstance, deps: SignupPageDeps): void {
+export const signupPages: FastifyPluginAsync<SignupPagesOptions> = (app, deps) => {
+  const { ctx } = deps;
   const absent = () => new ApiError(404, 'not-found', 'There is no such page.');
 
-  app.get(SIGNUP_PATH, (request, reply) => {
+  app.get('', (request, reply) => {
     if (!deps.signup.enabled) throw absent();
     const token = SIGNUP_FORM.issue(request, reply);
-    return deps.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits }));
+    return ctx.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits }));
   });
 
-  app.post<{ Body: { username: string; password: string; confirm: string; [CSRF_FIELD]?: string } }>(SIGNUP_PATH, { schema: { body: signupForm } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; confirm: string; [CSRF_FIELD]?: string } }>('', { schema: { body: signupForm } }, async (request, reply) => {
     if (!deps.signup.enabled) throw absent();
     const token = SIGNUP_FORM.check(request, request.body[CSRF_FIELD]);
     const { username, password, confirm } = request.body;
-    const again = (error: string, status: number) => deps.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits, error, username }), status);
+    const again = (error: string, status: number) => ctx.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits, error, username }), status);
     if (password !== confirm) return again('The two passwords differ; type the same password twice.', 400);
     let created;
     try {
@@ -57,4 +58,5 @@ export function registerSignupPages(app: FastifyInstance, deps: SignupPageDeps):
     void reply.header('set-cookie', [sessionCookie(request, session.sessionId, SESSION_TTL_MS / 1000), SIGNUP_FORM.cleared(request)]);
     return reply.redirect('/console/account?welcome=1', 303);
   });
-}
+  return Promise.resolve();
+};

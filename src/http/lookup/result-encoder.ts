@@ -1,4 +1,4 @@
-import type { LookupResult } from '../../lookup/lookup-result.js';
+import type { LookupResult } from '../../results/result-documents.js';
 import { codecOf } from '../../results/index.js';
 import type { XmlBinding } from '../../results/result-codec.js';
 import type { Attributes, XmlWriter } from '../../xml/xml-writer.js';

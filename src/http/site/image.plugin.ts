@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyPluginAsync } from 'fastify';
-import { decodeImageSegment } from '../../lookup/image-url.js';
+import { decodeImageSegment } from '../../results/image-url.js';
 import { imageSlug, renderVehicleCard } from './image-card.js';
 
 export interface ImagePluginOptions {

@@ -1,4 +1,4 @@
-import type { VehicleDocument } from '../../lookup/lookup-result.js';
+import type { VehicleDocument } from '../../results/result-documents.js';
 import type { MotVehicle } from '../dvsa-mot/mot-history.js';
 import type { DvlaVehicle } from './dvla-vehicle.js';
 import { titleCase, yearOf } from './uk-text.js';

@@ -1,7 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { DvsaMotClient } from '../dvsa-mot/dvsa-mot.client.js';
 import { readMotVehicle } from '../dvsa-mot/mot-history.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
 import type { DvlaClient } from './dvla.client.js';
 import { readDvlaVehicle } from './dvla-vehicle.js';

@@ -1,7 +1,7 @@
 import { deadlineIn, type UpstreamResponse } from '../upstream/http-client.js';
 import { asObject, parseJson, stringField } from '../upstream/json-reader.js';
 import { ClientCredentialsTokenSource } from '../upstream/oauth-client-credentials.js';
-import type { DvsaMotConfig } from '../upstream/provider-config.js';
+import type { DvsaMotConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 

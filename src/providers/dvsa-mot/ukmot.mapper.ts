@@ -1,4 +1,4 @@
-import type { MotDocument, UkTest } from '../../lookup/lookup-result.js';
+import type { MotDocument, UkTest } from '../../results/result-documents.js';
 import type { DvlaVehicle } from '../dvla/dvla-vehicle.js';
 import { dottedDate, longDate, titleCase, yearOf } from '../dvla/uk-text.js';
 import type { MotTestRecord, MotVehicle } from './mot-history.js';

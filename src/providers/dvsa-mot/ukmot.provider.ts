@@ -2,7 +2,7 @@ import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { DvlaClient } from '../dvla/dvla.client.js';
 import { readDvlaVehicle } from '../dvla/dvla-vehicle.js';
 import { ukVrm } from '../dvla/uk-vrm.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
 import type { DvsaMotClient } from './dvsa-mot.client.js';
 import { readMotVehicle } from './mot-history.js';

@@ -1,6 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { RecordRepository } from '../../datasets/record.repository.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 
 function numberField(doc: Record<string, unknown>, name: string): number {
   const v = doc[name];

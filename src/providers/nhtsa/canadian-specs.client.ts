@@ -1,4 +1,4 @@
-import type { CanadaSpecsConfig } from '../upstream/provider-config.js';
+import type { CanadaSpecsConfig } from '../../config/provider-config.js';
 import { asObject, numberField, objectArrayField, parseJson } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';

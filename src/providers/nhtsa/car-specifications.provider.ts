@@ -1,6 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
 import type { CanadianSpecsClient } from './canadian-specs.client.js';
 import { carSpecificationsGrid } from './car-specifications.mapper.js';

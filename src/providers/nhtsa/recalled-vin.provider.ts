@@ -1,5 +1,5 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
 import type { VinDecodeAnswer } from '../vin-offline/offline-vin.provider.js';
 import type { NhtsaRecallsClient } from './nhtsa-recalls.client.js';

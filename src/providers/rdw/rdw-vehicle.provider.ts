@@ -1,7 +1,7 @@
 import { REGISTER } from '../../datasets/import/rdw-columns.js';
 import { RdwVehicleMapper } from '../../datasets/import/rdw-vehicle-mapper.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject, numberField, objectArrayField, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { unansweredAs } from '../upstream/upstream-source.js';

@@ -1,4 +1,4 @@
-import type { RdwConfig } from '../upstream/provider-config.js';
+import type { RdwConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import { deadlineIn, type UpstreamResponse } from '../upstream/http-client.js';
 import { UpstreamError } from '../upstream/upstream-error.js';

@@ -17,7 +17,7 @@ import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
 import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
-import type { ProviderConfig } from './provider-config.js';
+import type { ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';

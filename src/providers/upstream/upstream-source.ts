@@ -1,6 +1,6 @@
 import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
-import type { ProviderAnswer } from '../provider.js';
+import type { ProviderAnswer } from '../../lookup/provider.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { UpstreamHttpClient } from './http-client.js';
 import { SecretRedactor } from './secret-redactor.js';

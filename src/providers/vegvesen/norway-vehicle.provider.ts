@@ -1,5 +1,5 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject } from '../upstream/json-reader.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
 import { norwayVehicleJson } from './norway-vehicle.mapper.js';

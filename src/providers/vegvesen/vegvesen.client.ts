@@ -1,4 +1,4 @@
-import type { VegvesenConfig } from '../upstream/provider-config.js';
+import type { VegvesenConfig } from '../../config/provider-config.js';
 import { asObject, objectArrayField, parseJson } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';

@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Provider, ProviderAnswer } from '../provider.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import type { ProviderRegistration } from '../provider-chains.js';
-import type { VinConfig } from './vin-config.js';
+import type { VinConfig } from '../../config/vin-config.js';
 import type { VinEnricher } from '../nhtsa/nhtsa-vin-enricher.js';
 import { decodeVin, type VinDecode } from './vin-decoding.js';
 import { vinVehicleJson, type VinVehicleJson } from './vin-vehicle.js';

@@ -1,4 +1,4 @@
-import type { VinConfig } from './vin-config.js';
+import type { VinConfig } from '../../config/vin-config.js';
 import { installVinDatabase, vinDatabaseStatus } from './vin-database.js';
 
 /** The part of the server's logger (pino) start-up uses. */

@@ -3,7 +3,7 @@ import type { OperationDeclaration } from '../../../catalogue/operation.js';
 import { int32Rule } from '../../../catalogue/input-rules.js';
 import { LookupError, type LookupErrorCode } from '../../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../../lookup/lookup-pipeline.js';
-import type { LookupResult } from '../../../lookup/lookup-result.js';
+import type { LookupResult } from '../../../results/result-documents.js';
 import { memoizedEncoding } from '../../../lookup/result-memo.js';
 import { internalError } from '../../../shared/internal-error.js';
 import { baseUrlOf, InvalidHostError } from '../../base-url.js';

@@ -1,5 +1,5 @@
 import type { OperationDeclaration } from '../../../catalogue/operation.js';
-import type { LookupResult } from '../../../lookup/lookup-result.js';
+import type { LookupResult } from '../../../results/result-documents.js';
 import { writeResultElement } from '../result-encoder.js';
 import { isNil, type XmlElement } from '../../../xml/xml-reader.js';
 import { XmlWriter } from '../../../xml/xml-writer.js';

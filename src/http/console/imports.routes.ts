@@ -1,18 +1,17 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import multipart from '@fastify/multipart';
-import { actorOf, ApiError, requireWrite, type Principal } from '../auth/api-auth.js';
+import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { idParams } from '../api/api-schemas.js';
-import { DEFAULT_FILE_NAME, DEFAULT_SOURCE, importApiError, refuseDeclaredSize, SOURCE_PATTERN } from '../api/import.routes.js';
+import { DEFAULT_FILE_NAME, DEFAULT_SOURCE, importApiError, refuseDeclaredSize, SOURCE_PATTERN } from '../api/imports.routes.js';
 import type { Actor } from '../../audit/audit-log.js';
 import type { ImportJobs, ImportRequest } from '../../datasets/import/import-jobs.js';
 import type { Upload } from '../../datasets/import/upload-file.js';
-import { importPage, importPath, IMPORTS_PATH, importsPage } from './import-pages.js';
-import { CSRF_FIELD, type Viewer } from './layout.js';
+import type { ConsolePageOptions } from './console-context.js';
+import { importPage, importPath, importsPage } from './import-pages.js';
+import { CSRF_FIELD } from './layout.js';
 
-export interface ImportConsoleOptions {
+export interface ImportPagesOptions extends ConsolePageOptions {
   readonly imports: ImportJobs;
-  /** The console's sign-in: session, CSRF token (from the form's field) and audience. */
-  readonly signIn: (request: FastifyRequest, audience: 'operator') => Promise<{ principal: Principal; viewer: Viewer }>;
 }
 
 /** The form's fields besides the file, each a short string. */
@@ -39,8 +38,8 @@ function readFields(fields: Readonly<Record<string, string>>, fileName: string):
  * (@fastify/multipart, registered in this scope only); console.js uploads to the admin API
  * instead, for an upload progress bar. Both end in ImportJobs, as the API does.
  */
-export const importConsoleRoutes: FastifyPluginAsync<ImportConsoleOptions> = async (app, options) => {
-  const { imports } = options;
+export const importPages: FastifyPluginAsync<ImportPagesOptions> = async (app, options) => {
+  const { ctx, imports } = options;
   await app.register(multipart, {
     // One file; the fields are the CSRF token and two short options. The file's own limit is one
     // byte past IMPORT_MAX_BYTES, so the upload's count (receiveUpload) is what refuses it.
@@ -52,23 +51,20 @@ export const importConsoleRoutes: FastifyPluginAsync<ImportConsoleOptions> = asy
     done(null, payload);
   });
 
-  const render = (reply: FastifyReply, body: string) => reply.type('text/html; charset=utf-8').send(body);
-  const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
-
-  app.get(IMPORTS_PATH, async (request, reply) => {
-    const { viewer } = await options.signIn(request, 'operator');
-    return passwordFirst(viewer, reply) ?? render(reply, importsPage(viewer, { jobs: await imports.list(RECENT), maxBytes: imports.maxBytes }));
+  app.get('', async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, importsPage(viewer, { jobs: await imports.list(RECENT), maxBytes: imports.maxBytes }));
   });
 
-  app.get<{ Params: { id: number } }>(`${IMPORTS_PATH}/:id`, { schema: { params: idParams } }, async (request, reply) => {
-    const { viewer } = await options.signIn(request, 'operator');
+  app.get<{ Params: { id: number } }>('/:id', { schema: { params: idParams } }, async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
     const job = await imports.get(request.params.id).catch((error: unknown) => {
       throw importApiError(error);
     });
-    return passwordFirst(viewer, reply) ?? render(reply, importPage(viewer, job));
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, importPage(viewer, job));
   });
 
-  app.post(IMPORTS_PATH, async (request, reply) => {
+  app.post('', async (request, reply) => {
     if (!request.isMultipart()) throw new ApiError(415, 'unsupported-media-type', 'Send the form with its file (multipart/form-data).');
     refuseDeclaredSize(request, imports.maxBytes, FORM_OVERHEAD);
     const fields: Record<string, string> = {};
@@ -86,7 +82,7 @@ export const importConsoleRoutes: FastifyPluginAsync<ImportConsoleOptions> = asy
         // Who is asking, before a byte of the file is stored: the session, the CSRF token (a
         // field the form sends before the file) and the role.
         request.body = fields;
-        const { principal } = await options.signIn(request, 'operator');
+        const { principal } = await ctx.signIn(request, 'operator');
         requireWrite(principal);
         start = { actor: actorOf(principal, request), request: readFields(fields, part.filename) };
         upload = await imports.receive(part.file).catch((error: unknown) => {

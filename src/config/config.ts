@@ -1,14 +1,14 @@
 import { resolve } from 'node:path';
-import { MAX_TOP_UP } from './accounts/account.service.js';
-import { readAlertConfig, type AlertConfig } from './alerts/alert-config.js';
-import { Catalogue } from './catalogue/catalogue.js';
-import { OPERATIONS } from './catalogue/operations.js';
-import { readDataDir } from './config/data-dir.js';
-import { ConfigError, EnvReader } from './config/env-reader.js';
-import { DEFAULT_IMPORT_MAX_BYTES, MAX_IMPORT_MAX_BYTES } from './datasets/import/import-jobs.js';
-import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from './storage/sqlite-connection.js';
-import { readProviderConfig, type ProviderConfig } from './providers/upstream/provider-config.js';
-import { readVinConfig, type VinConfig } from './providers/vin-offline/vin-config.js';
+import { MAX_TOP_UP } from '../accounts/account.service.js';
+import { readAlertConfig, type AlertConfig } from './alert-config.js';
+import { Catalogue } from '../catalogue/catalogue.js';
+import { OPERATIONS } from '../catalogue/operations.js';
+import { readDataDir } from './data-dir.js';
+import { ConfigError, EnvReader } from './env-reader.js';
+import { DEFAULT_IMPORT_MAX_BYTES, MAX_IMPORT_MAX_BYTES } from '../datasets/import/import-jobs.js';
+import { DEFAULT_SQLITE_SYNCHRONOUS, type SqliteSynchronous } from '../storage/sqlite-connection.js';
+import { readProviderConfig, type ProviderConfig } from './provider-config.js';
+import { readVinConfig, type VinConfig } from './vin-config.js';
 
 export { ConfigError, EnvReader };
 

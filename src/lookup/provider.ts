@@ -1,4 +1,4 @@
-import type { LookupQuery } from '../lookup/lookup-query.js';
+import type { LookupQuery } from './lookup-query.js';
 
 /**
  * What a data source says about one query. `found` carries the parsed record: a vehicleJson

@@ -1,4 +1,4 @@
-import type { VehicleDocument } from './lookup-result.js';
+import type { VehicleDocument } from './result-documents.js';
 
 /** Reads a member that may be plain or wrapped as `{"CurrentTextValue": ...}` (compat-notes). */
 export function textValue(doc: VehicleDocument, member: string): string | undefined {

@@ -89,7 +89,7 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = (app, optio
   });
 
   app.post<{ Querystring: { source?: string; skipInvalid?: boolean; fileName?: string } }>(
-    '/imports',
+    '',
     {
       // The upload is streamed (never Fastify's body parsing); the limit is IMPORT_MAX_BYTES, enforced as it arrives.
       bodyLimit: imports.maxBytes,
@@ -123,18 +123,18 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = (app, optio
         .catch((error: unknown) => {
           throw importApiError(error);
         });
-      return reply.code(202).header('location', `${app.prefix}/imports/${job.id}`).send({ import: describeImport(job) });
+      return reply.code(202).header('location', `${app.prefix}/${job.id}`).send({ import: describeImport(job) });
     },
   );
 
   app.get<{ Querystring: { limit?: number } }>(
-    '/imports',
+    '',
     { schema: { tags: [TAG], summary: 'Recent import jobs, newest first, with their progress (no invalid lines: see one job)', querystring: object({ limit: int(1, 200) }) } },
     async (request) => ({ imports: (await imports.list(request.query.limit ?? 50)).map((job) => describeImport(job, false)) }),
   );
 
   app.get<{ Params: { id: number } }>(
-    '/imports/:id',
+    '/:id',
     { schema: { tags: [TAG], summary: 'One import job: state, progress, counts by operation and the first invalid lines with their line numbers and reasons', params: idParams } },
     async (request) => ({
       import: describeImport(

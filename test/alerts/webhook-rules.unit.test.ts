@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { crossesDownwards, normaliseThresholds } from '../../src/alerts/credit-alerts.js';
-import { loadAlertConfig } from '../../src/alerts/alert-config.js';
-import { ConfigError } from '../../src/config.js';
+import { loadAlertConfig } from '../../src/config/alert-config.js';
+import { ConfigError } from '../../src/config/config.js';
 import { generateWebhookSecret, signWebhook, webhookHeaders } from '../../src/webhooks/webhook-signature.js';
 import { isPrivateAddress, normaliseWebhookUrl, privateAddressGuard, webhookUrlProblem } from '../../src/webhooks/webhook-url.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';

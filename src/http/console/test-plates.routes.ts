@@ -1,15 +1,15 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { object, str, type Schema } from '../api/api-schemas.js';
 import { Catalogue } from '../../catalogue/catalogue.js';
 import { addTestPlate, removeTestPlate, TestPlateError, type TestPlateChangeDeps } from '../../datasets/test-plate-changes.js';
 import type { TestPlates } from '../../datasets/test-plates.js';
-import type { ConsoleContext } from './console-context.js';
+import type { ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
 import { TEST_PLATES_PATH, testPlatesPage, valueField } from './test-plate-pages.js';
 
 /** The test plates service and what a change needs (the admin API's `/test-plates` routes use the same). */
-export interface TestPlatePagesDeps extends TestPlateChangeDeps {
+export interface TestPlatePagesOptions extends ConsolePageOptions, TestPlateChangeDeps {
   readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
 }
 
@@ -27,8 +27,9 @@ const plateForm: Schema = {
 
 const DONE: Readonly<Record<string, string>> = { added: 'The test plate is added: its lookups cost nothing now.', removed: 'The test plate is removed: its lookups cost credits again.' };
 
-/** Operators' test plates page (issue 18): list, add, remove through addTestPlate/removeTestPlate, as the admin API. */
-export function registerTestPlatePages(app: FastifyInstance, ctx: ConsoleContext, deps: TestPlatePagesDeps): void {
+/** Operators' test plates page (issue 18), under TEST_PLATES_PATH: list, add, remove through addTestPlate/removeTestPlate, as the admin API. */
+export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, deps) => {
+  const { ctx } = deps;
   const operations = deps.catalogue.operations.filter((op) => Catalogue.keyParameters(op).length > 0);
   const chosen = (name: string | undefined) => {
     const op = name === undefined ? operations[0] : operations.find((o) => o.name === name);
@@ -41,14 +42,14 @@ export function registerTestPlatePages(app: FastifyInstance, ctx: ConsoleContext
     return op ? Catalogue.keyParameters(op).map((p) => body[valueField(p.name)] ?? '') : [];
   };
 
-  app.get<{ Querystring: { operation?: string; done?: string } }>(TEST_PLATES_PATH, { schema: { querystring: object({ operation: str(64), done: str(32) }) } }, async (request, reply) => {
+  app.get<{ Querystring: { operation?: string; done?: string } }>('', { schema: { querystring: object({ operation: str(64), done: str(32) }) } }, async (request, reply) => {
     const { viewer } = await ctx.signIn(request, 'operator');
     const plates = await deps.testPlates.list();
     const notice = request.query.done === undefined ? undefined : DONE[request.query.done];
     return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, testPlatesPage(viewer, { plates, operations, operation: chosen(request.query.operation), notice }));
   });
 
-  app.post<{ Body: PlateForm }>(TEST_PLATES_PATH, { schema: { body: plateForm } }, async (request, reply) => {
+  app.post<{ Body: PlateForm }>('', { schema: { body: plateForm } }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
     try {
@@ -64,10 +65,11 @@ export function registerTestPlatePages(app: FastifyInstance, ctx: ConsoleContext
     }
   });
 
-  app.post<{ Body: PlateForm }>(`${TEST_PLATES_PATH}/remove`, { schema: { body: plateForm } }, async (request, reply) => {
+  app.post<{ Body: PlateForm }>('/remove', { schema: { body: plateForm } }, async (request, reply) => {
     const { principal } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
     const plate = await removeTestPlate(deps, actorOf(principal, request), request.body.operation, valuesOf(request.body));
     return reply.redirect(`${TEST_PLATES_PATH}?${new URLSearchParams({ operation: plate.operation, done: 'removed' }).toString()}`, 303);
   });
-}
+  return Promise.resolve();
+};

@@ -23,4 +23,4 @@ export interface MotDocument {
 export type NcapRating = Record<string, unknown>;
 
 /** A result and its type; each result type's codec (src/results/) says what it holds. */
-export type { LookupResult } from '../results/index.js';
+export type { LookupResult } from './index.js';

@@ -1,5 +1,5 @@
-import { EnvReader } from '../config/env-reader.js';
-import { MAX_THRESHOLD, MAX_THRESHOLDS } from './credit-alerts.js';
+import { EnvReader } from './env-reader.js';
+import { MAX_THRESHOLD, MAX_THRESHOLDS } from '../alerts/credit-alerts.js';
 
 /** Low-credit alerts and webhook delivery (README "Configuration", docs/webhooks.md). */
 export interface AlertConfig {

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
-import { readDataDir } from '../../config/data-dir.js';
-import { EnvReader } from '../../config/env-reader.js';
-import { corgiPackage } from './vin-database.js';
+import { readDataDir } from './data-dir.js';
+import { EnvReader } from './env-reader.js';
+import { corgiPackage } from '../providers/vin-offline/vin-database.js';
 
 /** Offline VIN decoding settings (README "Configuration"; docs/vin-decoding.md). */
 export interface VinConfig {

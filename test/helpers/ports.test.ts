@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/ports.js';
+import { freePort } from './ports.js';
 
 describe('freePort (the port a test gives a server process it starts)', () => {
   it('hands out distinct ports below the ephemeral range that a server can listen on', async () => {

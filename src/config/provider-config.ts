@@ -1,5 +1,5 @@
-import { ConfigError, EnvReader } from '../../config/env-reader.js';
-import type { UpstreamSettings } from './upstream-source.js';
+import { ConfigError, EnvReader } from './env-reader.js';
+import type { UpstreamSettings } from '../providers/upstream/upstream-source.js';
 
 /**
  * Upstream provider configuration, read once at start-up with the parsers every part of the

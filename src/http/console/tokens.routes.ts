@@ -1,22 +1,23 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { idParams, NAME, object, str } from '../api/api-schemas.js';
 import type { UserService } from '../../users/user.service.js';
-import type { ConsoleContext } from './console-context.js';
+import type { ConsolePageOptions } from './console-context.js';
 import { tokenCreatedPage, TOKENS_PATH, tokensPage } from './token-pages.js';
 
 const DONE: Readonly<Record<string, string>> = { revoked: 'The token is revoked.' };
 
-/** Operator API tokens in the console (issue 18): the same UserService calls as `/admin/api/tokens`. */
-export function registerTokenPages(app: FastifyInstance, ctx: ConsoleContext, users: UserService): void {
-  app.get<{ Querystring: { done?: string } }>(TOKENS_PATH, { schema: { querystring: object({ done: str(32) }) } }, async (request, reply) => {
+/** Operator API tokens in the console (issue 18), under TOKENS_PATH: the same UserService calls as `/admin/api/tokens`. */
+export const tokenPages: FastifyPluginAsync<ConsolePageOptions & { readonly users: UserService }> = (app, options) => {
+  const { ctx, users } = options;
+  app.get<{ Querystring: { done?: string } }>('', { schema: { querystring: object({ done: str(32) }) } }, async (request, reply) => {
     const { viewer } = await ctx.signIn(request, 'operator');
     const notice = request.query.done === undefined ? undefined : DONE[request.query.done];
     return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tokensPage(viewer, { tokens: await users.tokens(), notice }));
   });
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
-    TOKENS_PATH,
+    '',
     { schema: { body: ctx.form({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
     async (request, reply) => {
       const { principal, viewer } = await ctx.signIn(request, 'operator');
@@ -28,10 +29,11 @@ export function registerTokenPages(app: FastifyInstance, ctx: ConsoleContext, us
     },
   );
 
-  app.post<{ Params: { id: number } }>(`${TOKENS_PATH}/:id/revoke`, { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {
+  app.post<{ Params: { id: number } }>('/:id/revoke', { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {
     const { principal } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
     await users.withActor(actorOf(principal, request)).revokeToken(request.params.id);
     return reply.redirect(`${TOKENS_PATH}?done=revoked`, 303);
   });
-}
+  return Promise.resolve();
+};

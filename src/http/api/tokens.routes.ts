@@ -1,0 +1,31 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { UserService } from '../../users/user.service.js';
+import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
+import { principalOf } from '../auth/api-principal.js';
+import { idParams, NAME, object } from './api-schemas.js';
+
+const TAG = 'admin: operators';
+
+/** Operator API tokens (`Authorization: Bearer`), under `/tokens`; the console's Tokens page makes the same calls. */
+export const tokensRoutes: FastifyPluginAsync<{ readonly users: UserService }> = (app, options) => {
+  app.get('', { schema: { tags: [TAG], summary: 'Operator API tokens (never their secrets)' } }, async () => ({ tokens: await options.users.tokens() }));
+
+  app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
+    '',
+    { schema: { tags: [TAG], summary: 'Create an operator API token (Authorization: Bearer); shown this once', successStatus: 201, body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    async (request, reply) => {
+      const principal = principalOf(request);
+      requireWrite(principal);
+      if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'tokens are created by a logged-in admin, not by another token');
+      const { token, secret } = await options.users.withActor(actorOf(principal, request)).createToken(principal.user, request.body.name, request.body.scope);
+      return reply.code(201).header('cache-control', 'no-store').send({ token, secret });
+    },
+  );
+
+  app.post<{ Params: { id: number } }>('/:id/revoke', { schema: { tags: [TAG], summary: 'Revoke an operator token at once', params: idParams } }, async (request) => {
+    const principal = principalOf(request);
+    requireWrite(principal);
+    return { token: await options.users.withActor(actorOf(principal, request)).revokeToken(request.params.id) };
+  });
+  return Promise.resolve();
+};

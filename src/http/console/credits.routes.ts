@@ -1,0 +1,28 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { MAX_TOP_UP, type AccountService } from '../../accounts/account.service.js';
+import { actorOf, requireWrite } from '../auth/api-auth.js';
+import { int, NOTE, REFERENCE, usernameParams } from '../api/api-schemas.js';
+import { backToAccount } from './account-view.js';
+import type { ConsolePageOptions } from './console-context.js';
+
+/** Granting and removing an account's credits, under `/console/admin/accounts/:username/credits`. */
+export const creditPages: FastifyPluginAsync<ConsolePageOptions & { readonly accounts: AccountService }> = (app, options) => {
+  const { ctx } = options;
+  app.post<{ Params: { username: string }; Body: { operation: 'grant' | 'remove'; amount: number; reference?: string; note?: string } }>(
+    '',
+    { schema: { params: usernameParams, body: ctx.form({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']) } },
+    async (request, reply) => {
+      const { principal } = await ctx.signIn(request, 'operator');
+      requireWrite(principal);
+      const { operation, amount, reference, note } = request.body;
+      const service = options.accounts.withActor(actorOf(principal, request));
+      const { username } = request.params;
+      // The same calls as POST /admin/api/accounts/:username/credits.
+      const change = { account: username, amount, reference, note };
+      if (operation === 'grant') await service.grantCredits(change);
+      else await service.removeCredits(change);
+      return backToAccount(reply, username, operation === 'grant' ? 'granted' : 'removed');
+    },
+  );
+  return Promise.resolve();
+};

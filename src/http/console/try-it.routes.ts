@@ -1,0 +1,81 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { AccountService } from '../../accounts/account.service.js';
+import { freeReasonWords } from '../../accounts/ledger-queries.js';
+import { Catalogue } from '../../catalogue/catalogue.js';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
+import { LookupError } from '../../lookup/lookup-error.js';
+import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
+import { jsonBodyOf } from '../../results/index.js';
+import { ApiError } from '../auth/api-auth.js';
+import { object, str } from '../api/api-schemas.js';
+import { writeHttpResult } from '../lookup/asmx-http/asmx-http.plugin.js';
+import { ownAccount } from './account.routes.js';
+import type { ConsolePageOptions } from './console-context.js';
+import { CSRF_FIELD } from './layout.js';
+import { tryItPage, type TryItOutcome } from './try-it-page.js';
+
+type Form = Record<string, string>;
+
+export interface TryItPagesOptions extends ConsolePageOptions {
+  readonly accounts: AccountService;
+  /** The operations, the lookup pipeline and each operation's XML namespace. */
+  readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
+}
+
+/** The customer's "Try it" page, under TRY_IT_PATH: one lookup through the pipeline, charged as the API charges it. */
+export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) => {
+  const { ctx } = options;
+  const { catalogue, pipeline, namespaceOf } = options.lookups;
+  const firstOperation = catalogue.operations[0];
+  const chosen = (name: string | undefined): OperationDeclaration => {
+    const op = name === undefined ? firstOperation : catalogue.find(name);
+    if (!op) throw new ApiError(400, 'bad_request', `Unknown operation ${name ?? ''}.`);
+    return op;
+  };
+
+  app.get<{ Querystring: { operation?: string } }>('', { schema: { querystring: object({ operation: str(64) }) } }, async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'customer');
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {} }));
+  });
+
+  // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
+  const tryItBody = { type: 'object', properties: { operation: str(64), [CSRF_FIELD]: str(100) }, required: ['operation'], additionalProperties: str(200) };
+  app.post<{ Body: Form }>('', { schema: { body: tryItBody } }, async (request, reply) => {
+    // A member may run it: it reads data and spends credits exactly as the account's API keys do,
+    // which every user of the account may hold; no account setting changes.
+    const { principal, viewer } = await ctx.signIn(request, 'customer');
+    const account = await ownAccount(options, principal);
+    const operation = chosen(request.body.operation);
+    const values: Record<string, string> = {};
+    for (const parameter of Catalogue.inputParameters(operation)) {
+      const value = request.body[parameter.name];
+      if (value !== undefined) values[parameter.name] = value;
+    }
+    let outcome: TryItOutcome;
+    try {
+      // The session authenticated a user of this account (cookie, CSRF token, role above), so the
+      // pipeline is told who it is instead of being shown a key the console never holds.
+      const done = await pipeline.execute({
+        call: { operation, args: { ...values, username: account.username } },
+        auth: { mode: 'session', username: account.username },
+        interface: 'console',
+        requestId: request.id,
+        baseUrl: ctx.baseUrl(request),
+      });
+      outcome = {
+        ok: true,
+        json: JSON.stringify(jsonBodyOf(done.result), null, 2),
+        xml: writeHttpResult(done.result, namespaceOf(operation)),
+        charged: done.charged,
+        balance: done.balance,
+        // The reason the pipeline gave the lookup's free ledger row (an account's lookup that cost nothing always has one).
+        free: done.charged === 0 ? freeReasonWords(done.free) : null,
+      };
+    } catch (error) {
+      if (!(error instanceof LookupError)) throw error;
+      outcome = { ok: false, error: error.message };
+    }
+    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome }), outcome.ok ? 200 : 422);
+  });
+  return Promise.resolve();
+};
