@@ -1,6 +1,6 @@
 import { registerAdminCommands } from './commands/admin.command.js';
 import { Command, CommanderError } from 'commander';
-import { AccountError } from '../accounts/account.service.js';
+import { DomainError } from '../shared/domain-error.js';
 import { ConfigError } from '../config/config.js';
 import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.js';
 import { registerAccountCommands } from './commands/accounts.command.js';
@@ -46,7 +46,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
   } catch (error) {
     if (error instanceof CliExit) return error.exitCode;
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof AccountError || error instanceof CliError || error instanceof ConfigError) {
+    if (error instanceof DomainError || error instanceof CliError || error instanceof ConfigError) {
       io.err(`vehicle-lookup: ${error.message}`);
       return 1;
     }

@@ -203,6 +203,17 @@ export interface WebhookDeliveriesTable {
   succeeded: number;
 }
 
+/**
+ * Migration 0012: the ledger row an operator's grant or removal with a reference made, one per
+ * (account, kind, reference): a repeat of the reference answers that row instead of moving credits again.
+ */
+export interface CreditReferencesTable {
+  account_id: number;
+  kind: 'topup' | 'removal';
+  reference: string;
+  ledger_id: number;
+}
+
 export interface CreditAlertSettingsTable {
   account_id: number;
   /** JSON array of whole numbers, highest first. */
@@ -336,6 +347,7 @@ export interface DatabaseSchema {
   imports: ImportsTable;
   upstream_stats: UpstreamStatsTable;
   upstream_alert_marks: UpstreamAlertMarksTable;
+  credit_references: CreditReferencesTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;

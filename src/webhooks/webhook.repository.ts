@@ -157,6 +157,18 @@ export class WebhookRepository {
     return toEndpoint(inserted);
   }
 
+  /**
+   * The URLs of the endpoints of `accountId` (null: the operator's own), with their ids, read in
+   * `tx`: what a create or a URL change checks against, under Storage.serialize.
+   */
+  async urls(tx: Tx, accountId: number | null): Promise<Array<{ id: number; url: string }>> {
+    return tx.db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'url'])
+      .where('account_id', accountId === null ? 'is' : '=', accountId)
+      .execute();
+  }
+
   /** One endpoint; in `tx` when given (a change reading what it replaces). */
   async endpoint(id: number, tx?: Tx): Promise<EndpointWithSecrets | undefined> {
     const row = await (tx?.db ?? this.db).selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { SYSTEM_ACTOR, type Actor, type AuditEntry, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
 import { generateWebhookSecret } from './webhook-signature.js';
-import { webhookUrlProblem } from './webhook-url.js';
+import { normaliseWebhookUrl, webhookUrlProblem } from './webhook-url.js';
 import type { EndpointWithSecrets, NewMessage, WebhookDelivery, WebhookEndpoint, WebhookMessage, WebhookRepository } from './webhook.repository.js';
 
 /** Event types about an account, for its endpoints and the operator's (docs/webhooks.md "Events"). */
@@ -32,17 +33,11 @@ export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
 /** Most endpoints one account (or the operator) may register. */
 export const MAX_ENDPOINTS = 20;
 
-export type WebhookErrorCode = 'NOT_FOUND' | 'INVALID';
+export type WebhookErrorCode = 'NOT_FOUND' | 'INVALID' | 'ALREADY_EXISTS';
 
 /** A webhook request that cannot be carried out; adapters map the code to their wire format. */
-export class WebhookError extends Error {
+export class WebhookError extends DomainError<WebhookErrorCode> {
   override readonly name = 'WebhookError';
-  constructor(
-    readonly code: WebhookErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -111,7 +106,7 @@ export class WebhookService {
   private readonly random: (size: number) => Buffer;
 
   constructor(
-    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction' | 'serialize'>,
     private readonly repository: WebhookRepository,
     private readonly clock: Clock,
     private readonly options: WebhookServiceOptions,
@@ -141,7 +136,7 @@ export class WebhookService {
 
   /** Registers an endpoint; the secret in the answer is the only time it is shown. */
   async create(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    this.checkUrl(input.url);
+    const url = this.checkUrl(input.url);
     const events = this.checkEvents(input.events ?? eventTypesFor(scope.accountId), scope.accountId);
     if (scope.accountId !== null && !(await this.storage.db.selectFrom('accounts').select('id').where('id', '=', scope.accountId).executeTakeFirst())) {
       throw new WebhookError('NOT_FOUND', `no account ${scope.accountId}`);
@@ -151,9 +146,11 @@ export class WebhookService {
     const now = this.clock.now().toISOString();
     const secret = generateWebhookSecret(this.random);
     const endpoint = await this.storage.transaction(async (tx) => {
+      const urls = await this.lockUrls(tx, scope.accountId, url);
+      if (urls.length >= MAX_ENDPOINTS) throw new WebhookError('INVALID', `at most ${MAX_ENDPOINTS} webhook endpoints per account`);
       const inserted = await this.repository.insertEndpoint(tx, {
         account_id: scope.accountId,
-        url: input.url,
+        url,
         description: input.description ?? '',
         enabled: input.enabled === false ? 0 : 1,
         events: JSON.stringify(events),
@@ -180,16 +177,17 @@ export class WebhookService {
 
   async update(scope: WebhookScope, id: number, changes: Partial<EndpointInput>): Promise<WebhookEndpoint> {
     await this.owned(scope, id);
-    if (changes.url !== undefined) this.checkUrl(changes.url);
+    const url = changes.url === undefined ? undefined : this.checkUrl(changes.url);
     const events = changes.events === undefined ? undefined : this.checkEvents(changes.events, scope.accountId);
     const updated = await this.storage.transaction(async (tx) => {
+      if (url !== undefined) await this.lockUrls(tx, scope.accountId, url, id);
       const before = await this.repository.endpoint(id, tx);
       if (!before) return undefined;
       const after = await this.repository.updateEndpoint(
         tx,
         id,
         {
-          ...(changes.url !== undefined ? { url: changes.url } : {}),
+          ...(url !== undefined ? { url } : {}),
           ...(changes.description !== undefined ? { description: changes.description } : {}),
           ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
           ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
@@ -327,9 +325,24 @@ export class WebhookService {
     return endpoint;
   }
 
-  private checkUrl(url: string): void {
+  /** The URL as stored (normaliseWebhookUrl), or INVALID with the reason it cannot be an endpoint. */
+  private checkUrl(url: string): string {
     const problem = webhookUrlProblem(url, this.options.allowPrivateUrls);
     if (problem !== undefined) throw new WebhookError('INVALID', problem);
+    return normaliseWebhookUrl(url);
+  }
+
+  /**
+   * In `tx`, after which the scope's endpoint changes run one at a time on every instance
+   * (Storage.serialize): the scope's endpoints, refused with ALREADY_EXISTS when one other than
+   * `except` already has `url`, so two requests cannot both register one URL (issue 28) or both
+   * take the last of MAX_ENDPOINTS places.
+   */
+  private async lockUrls(tx: Tx, accountId: number | null, url: string, except?: number): Promise<Array<{ id: number; url: string }>> {
+    await this.storage.serialize(tx, `webhook-endpoints:${accountId ?? 'operator'}`);
+    const urls = await this.repository.urls(tx, accountId);
+    if (urls.some((e) => e.url === url && e.id !== except)) throw new WebhookError('ALREADY_EXISTS', `an endpoint with the URL ${url} is already registered`);
+    return urls;
   }
 
   private checkEvents(events: readonly string[], accountId: number | null): string[] {

@@ -13,7 +13,7 @@ import type { SignupConfig } from '../../config/config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import type { UserService } from '../../users/user.service.js';
-import { actorOf, installErrorHandling, limitRequests, requireWrite } from '../auth/api-auth.js';
+import { actorOf, installErrorHandling, limitRequests, noStoreAnswers, requireWrite } from '../auth/api-auth.js';
 import { principalOf, requireAuth } from '../auth/api-principal.js';
 import { registerDocsPage } from '../site/openapi-docs/openapi-docs-page.js';
 import type { AccountScopeOptions } from './account-scope.js';
@@ -80,6 +80,7 @@ async function registerAccountScope(app: Parameters<FastifyPluginAsync>[0], pref
 export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
   // The documentation page (the JSON interface's page too, src/http/site/openapi-docs/), public like the document.
@@ -128,6 +129,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   limitRequests(app, options.throttles.requests, 'account');
   requireAuth(app, options.users, 'customer');

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { USERNAME, object } from './api-schemas.js';
+import { DESCRIPTION, USERNAME, object, str } from './api-schemas.js';
 import type { Actor } from '../../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
 import type { Alerting } from '../../alerts/alerting.js';
@@ -26,8 +26,8 @@ import { alertAnswers, noContent } from './api-responses.js';
  */
 
 const endpointFields = {
-  url: { type: 'string', minLength: 1, maxLength: 2048 },
-  description: { type: 'string', maxLength: 500 },
+  url: str(2048, { minLength: 1 }),
+  description: DESCRIPTION,
   enabled: { type: 'boolean' },
   events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true },
 } as const;

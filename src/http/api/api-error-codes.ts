@@ -15,6 +15,7 @@ export const API_ERROR_CODES = {
   'password-change-required': { status: 403, meaning: 'the one-time password must be changed first (POST .../me/password)' },
   'not-found': { status: 404, meaning: 'no such account, key, user, token, import, webhook endpoint or route' },
   'already-exists': { status: 409, meaning: 'the name is taken' },
+  'in-use': { status: 409, meaning: 'something still refers to it (the store refused the change for a reference it holds)' },
   'insufficient-credits': { status: 409, meaning: 'the account has fewer credits than the removal asks for' },
   'too-large': { status: 413, meaning: 'the body is larger than the limit' },
   'unsupported-media-type': { status: 415, meaning: 'the body is not in one of the media types the route reads' },

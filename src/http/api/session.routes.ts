@@ -30,19 +30,19 @@ export const sessionRoutes: FastifyPluginAsync<SessionRoutesOptions> = (app, opt
     const session = principal.sessionId === undefined ? undefined : await users.session(principal.sessionId);
     return { user: describeUser(principal.user), via: principal.via, canWrite: principal.canWrite, ...(session ? { csrfToken: session.csrfToken } : {}) };
   });
-  app.post('/logout', { schema: { tags: [tag], summary: 'End this session', access: 'Any logged-in user, whatever the role (with X-CSRF-Token).', response: { 200: sessionAnswers.loggedOut } } }, async (request, reply) => {
+  app.post('/logout', { config: { ownSession: true }, schema: { tags: [tag], summary: 'End this session', access: 'A session of any role, or an admin operator token (with X-CSRF-Token for a session); a read-only token may not. Allowed before a one-time password is changed.', response: { 200: sessionAnswers.loggedOut } } }, async (request, reply) => {
     const principal = principalOf(request);
     if (principal.sessionId !== undefined) await users.endSession(principal.sessionId);
     clearCookie(request, reply);
     return { loggedOut: true };
   });
-  app.post('/logout-everywhere', { schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once', access: 'Any logged-in user, whatever the role (with X-CSRF-Token).', response: { 200: sessionAnswers.sessionsEnded } } }, async (request, reply) => {
+  app.post('/logout-everywhere', { config: { ownSession: true }, schema: { tags: [tag], summary: 'End every session of this user, on every instance, at once', access: 'A session of any role, or an admin operator token (with X-CSRF-Token for a session); a read-only token may not. Allowed before a one-time password is changed.', response: { 200: sessionAnswers.sessionsEnded } } }, async (request, reply) => {
     const principal = principalOf(request);
     const ended = await users.withActor(actorOf(principal, request)).endAllSessions(principal.user);
     clearCookie(request, reply);
     return { sessionsEnded: ended };
   });
-  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', access: 'Any logged-in user, whatever the role (with X-CSRF-Token); not an operator token.', body: passwordBody, response: { 200: sessionAnswers.changed } } }, async (request) => {
+  app.post<{ Body: { currentPassword: string; newPassword: string } }>('/me/password', { config: { ownSession: true }, schema: { tags: [tag], summary: 'Change the password (ends the other sessions)', access: 'Any logged-in user, whatever the role (with X-CSRF-Token); not an operator token. The one route, with the logouts, open before a one-time password is changed.', body: passwordBody, response: { 200: sessionAnswers.changed } } }, async (request) => {
     const principal = principalOf(request);
     if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'log in to change a password');
     await users.withActor(actorOf(principal, request)).changePassword(principal.user, request.body.currentPassword, request.body.newPassword, principal.sessionId);

@@ -14,12 +14,13 @@ export const creditPages: FastifyPluginAsync<ConsolePageOptions & { readonly acc
     async (request, reply) => {
       const { principal } = await ctx.signIn(request, 'operator');
       requireWrite(principal);
-      const { operation, amount, reference = null, note = null } = request.body;
+      const { operation, amount, reference, note } = request.body;
       const service = options.accounts.withActor(actorOf(principal, request));
       const { username } = request.params;
       // The same calls as POST /admin/api/accounts/:username/credits.
-      if (operation === 'grant') await service.addCredits(username, amount, note, reference ?? '');
-      else await service.removeCredits(username, amount, reference, note);
+      const change = { account: username, amount, reference, note };
+      if (operation === 'grant') await service.grantCredits(change);
+      else await service.removeCredits(change);
       return backToAccount(reply, username, operation === 'grant' ? 'granted' : 'removed');
     },
   );

@@ -56,12 +56,12 @@ export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, d
       const plate = await addTestPlate(deps, actorOf(principal, request), request.body.operation, valuesOf(request.body));
       return await reply.redirect(`${TEST_PLATES_PATH}?${new URLSearchParams({ operation: plate.operation, done: 'added' }).toString()}`, 303);
     } catch (error) {
-      if (!(error instanceof TestPlateError && error.code === 'INVALID')) throw error;
+      if (!(error instanceof TestPlateError && (error.code === 'INVALID' || error.code === 'ALREADY_EXISTS'))) throw error;
       // Shown again with what was typed, under the form.
       const operation = chosen(request.body.operation);
       const values = Object.fromEntries(Catalogue.keyParameters(operation).map((p) => [p.name, request.body[valueField(p.name)]]));
       const page = testPlatesPage(viewer, { plates: await deps.testPlates.list(), operations, operation, values, error: `Not added: ${error.message}.` });
-      return ctx.render(reply, page, 400);
+      return ctx.render(reply, page, error.code === 'INVALID' ? 400 : 409);
     }
   });
 
