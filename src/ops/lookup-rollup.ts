@@ -1,7 +1,7 @@
 import type { Storage } from '../storage/create-database.js';
-import type { Tx } from '../storage/database.js';
 import type { LookupStatRow } from './lookup-stats.repository.js';
 import { unrefRepeat, type Repeat } from '../shared/repeat.js';
+import type { RollupCounts, RollupStore } from '../storage/rollup.js';
 
 const HOUR_MS = 3_600_000;
 
@@ -119,19 +119,6 @@ export class LookupCounts {
 /** Where the rollup reports a failed write (the server's logger). */
 export interface RollupLog {
   warn(message: string, details: { err: unknown; rows: number; droppedLookups: number }): void;
-}
-
-/** Counts kept in memory until a rollup writes them: LookupCounts, and the upstream spend (upstream-spend.ts). */
-export interface RollupCounts<Row> {
-  /** Everything counted and not yet written, as rows; the counts are handed over. */
-  take(): Row[];
-  /** Takes back rows a write failed to store; answers how many counts it had to drop. */
-  restore(rows: readonly Row[]): number;
-}
-
-/** Where a rollup adds its rows: an additive upsert, so every instance's counts add up. */
-export interface RollupStore<Row> {
-  add(tx: Tx, rows: readonly Row[]): Promise<void>;
 }
 
 /**

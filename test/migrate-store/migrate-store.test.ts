@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
+import { UpstreamSpendRepository } from '../../src/providers/upstream/upstream-spend.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { copyStore } from '../../src/storage/store-copy.js';
 import { basic, cli, json, type CliRun } from '../cli/cli-harness.js';
@@ -40,7 +41,9 @@ const FIXTURE_TABLES = [
   'records',
   'sessions',
   'test_plates',
+  'upstream_alert_marks',
   'upstream_cache',
+  'upstream_stats',
   'users',
   'webhook_deliveries',
   'webhook_endpoints',
@@ -102,7 +105,7 @@ async function populate(dir: string): Promise<Record<string, string>> {
     for (const [name, credits] of [['alice', 10], ['bob', 5], ['carol', 3], ['dave', 0]] as const) {
       keys[name] = (await s.accounts.create(name, credits)).apiKey;
     }
-    // A grant with a reference (migration 0012 records it in credit_references).
+    // A grant with a reference (migration 0013 records it in credit_references).
     await s.accounts.grantCredits({ account: 'bob', amount: 20, reference: 'INV-2026-117', note: 'invoice 2026-117' });
     await s.accounts.grantCredits({ account: 'dave', amount: 1 });
     await s.accounts.setDisabled('carol', true);
@@ -110,6 +113,9 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await s.accounts.setRateLimits('alice', { perSecond: 50, perDay: 0 });
     await s.testPlates.add('CheckUSA', 'TEST1|CA', SYSTEM_ACTOR);
     await new UpstreamCacheRepository(s.storage.db).put('dvla', 'AB12CDE', { status: 'found', payload: { make: 'FORD' } }, 3600, new Date());
+    // Upstream spend and a fired balance alert of the original service (migration 0012).
+    await s.storage.transaction((tx) => new UpstreamSpendRepository(s.storage.db).add(tx, [{ day: '2026-11-27', provider: 'regcheck', operation: 'Check', outcome: 'found', count: 3 }]));
+    await s.storage.db.insertInto('upstream_alert_marks').values({ provider: 'regcheck', event: 'upstream.credits.low', credits: 42, fired_at: '2026-11-27T12:00:00.000Z' }).execute();
     // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
     const users = new UserService(s.storage, systemClock, s.audit, s.accounts);
     const { inviteToken } = await users.createOperator('root', 'admin', true);

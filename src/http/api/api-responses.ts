@@ -265,14 +265,7 @@ export const thresholdsAnswer = answer({
 });
 
 /** Upstream calls and cache answers over a period (src/providers/upstream/upstream-spend.ts). */
-const spendTotalsAnswer = answer({
-  calls: integer(40, { description: 'Lookups that asked the upstream' }),
-  found: integer(31),
-  notFound: integer(7),
-  failed: integer(2),
-  servedFromCache: integer(12, { description: 'Lookups the cache answered instead' }),
-  creditsSaved: integer(9, { description: 'Cache answers with data: credits not spent at a paid upstream' }),
-});
+const spendTotalsAnswer = answer({ calls: integer(40), found: integer(31), notFound: integer(7), failed: integer(2), servedFromCache: integer(12), creditsSaved: integer(9, { description: 'Cache answers with data: credits not spent at a paid upstream' }) });
 
 export const providerAnswer = answer(
   {
@@ -287,14 +280,7 @@ export const providerAnswer = answer(
     lastLatencyMs: { type: 'number', examples: [212] },
     lastSuccessAt: at(),
     lastFailure: answer({ at: at(), kind: text('timeout'), message: text('no answer in 5000 ms') }),
-    balance: answer(
-      {
-        credits: orNull(integer(4200, { description: 'Credits left at the upstream; null until the first read answered' })),
-        readAt: orNull(at()),
-        lastError: answer({ at: at(), message: text('HTTP 503') }),
-      },
-      ['lastError'],
-    ),
+    balance: answer({ credits: orNull(integer(4200, { description: 'Credits left there; null until first read' })), readAt: orNull(at()), lastError: answer({ at: at(), message: text('HTTP 503') }) }, ['lastError']),
     spend: answer({
       today: spendTotalsAnswer,
       last30Days: spendTotalsAnswer,

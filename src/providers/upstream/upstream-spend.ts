@@ -1,4 +1,4 @@
-import type { RollupCounts, RollupStore } from '../../ops/lookup-rollup.js';
+import type { RollupCounts, RollupStore } from '../../storage/rollup.js';
 import type { Db, Tx } from '../../storage/database.js';
 import type { UpstreamEvent, UpstreamMonitor } from './upstream-monitor.js';
 
