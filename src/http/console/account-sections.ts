@@ -2,6 +2,7 @@ import type { Account } from '../../accounts/account.js';
 import { accountStatus } from '../../accounts/account.js';
 import type { ApiKeyInfo } from '../../accounts/api-key.repository.js';
 import type { FreeLedgerReason, LedgerRow, LedgerRowType, UsageRow } from '../../accounts/ledger-queries.js';
+import { DEMO_EXAMPLE_PATH } from '../../bootstrap/seed.js';
 import { html, type Html } from './html.js';
 import { csrfField, when, type Viewer } from './layout.js';
 import { usageChart } from './usage-chart.js';
@@ -155,7 +156,7 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
 
 /** The one time a key's secret is shown: with a copy button and a ready curl example. */
 export function secretShown(title: string, username: string, apiKey: string, baseUrl: string, back: string): Html {
-  const curl = `curl -u '${username}:${apiKey}' ${baseUrl}/api/json.aspx/CheckFrance/EG258MA`;
+  const curl = `curl -u '${username}:${apiKey}' ${baseUrl}${DEMO_EXAMPLE_PATH}`;
   return html`<p>${title} Copy it now: <strong>it is shown only this once</strong> and stored only as a hash.</p>
 <p class="secret" id="secret" data-testid="secret">${apiKey}</p>
 <p><button type="button" data-copy="secret" hidden>Copy key</button></p>
