@@ -22,6 +22,20 @@ export default tseslint.config(
     },
   },
   {
+    // Issue 22: HTTP is one wing. Only src/http/ and the composition roots speak Fastify; the
+    // domain below takes plain values and answers domain errors, which src/http/ maps to HTTP.
+    files: ['src/**/*.ts'],
+    ignores: ['src/http/**', 'src/app.ts', 'src/main.ts', 'src/cluster.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [{ regex: '^(fastify|@fastify/.*)$', message: 'Fastify belongs to src/http/ (and the composition roots app.ts, main.ts, cluster.ts): put the route, hook or plugin there.' }],
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
   },

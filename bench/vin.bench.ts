@@ -29,7 +29,7 @@ import Database from 'better-sqlite3';
 import { Catalogue } from '../src/catalogue/catalogue.js';
 import { buildQuery, type LookupQuery } from '../src/lookup/lookup-query.js';
 import { OfflineVinProvider } from '../src/providers/vin-offline/offline-vin.provider.js';
-import { corgiPackage } from '../src/providers/vin-offline/vin-database.js';
+import { corgiPackage } from '../src/config/vin-config.js';
 import { decodeVin } from '../src/providers/vin-offline/vin-decoding.js';
 import { vinVehicleJson } from '../src/providers/vin-offline/vin-vehicle.js';
 import { VpicDecoder } from '../src/providers/vin-offline/vpic-decoder.js';

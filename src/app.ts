@@ -92,7 +92,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     return503OnClosing: true,
     // Slow and idle clients (issue 17 item 5): without a request timeout, a request that declared a
     // body and then trickled or idled held its connection for ever, and enough of them used up the
-    // file descriptors. README "Configuration" and docs/operating.md say how to choose these.
+    // file descriptors. docs/configuration.md and docs/operating.md say how to choose these.
     requestTimeout: config.http.requestTimeoutMs,
     keepAliveTimeout: config.http.keepAliveTimeoutMs,
     connectionTimeout: config.http.socketTimeoutMs,

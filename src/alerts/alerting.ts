@@ -4,8 +4,23 @@ import type { Storage } from '../storage/create-database.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { WebhookService } from '../webhooks/webhook.service.js';
-import type { AlertConfig } from '../config/alert-config.js';
 import { CreditAlerts, CreditAlertSweeper } from './credit-alerts.js';
+
+/** Low-credit alerts and webhook delivery (docs/configuration.md, docs/webhooks.md); read by src/config/alert-config.ts. */
+export interface AlertConfig {
+  /** `CREDIT_ALERT_THRESHOLDS`: thresholds of accounts without their own, highest first. */
+  readonly alertThresholds: readonly number[];
+  /** `CREDIT_ALERT_SWEEP_MS`: how often the sweep reads the new ledger rows. */
+  readonly sweepMs: number;
+  /** `WEBHOOK_RETRY_SCHEDULE`: waits before each retry; attempts = length + 1. */
+  readonly retryScheduleMs: readonly number[];
+  /** `WEBHOOK_TIMEOUT_MS`: longest one delivery attempt may take. */
+  readonly timeoutMs: number;
+  /** `WEBHOOK_POLL_MS`: how often the outbox is polled for due messages. */
+  readonly pollMs: number;
+  /** `WEBHOOK_ALLOW_PRIVATE_URLS`: allow endpoints on loopback and private addresses. */
+  readonly allowPrivateUrls: boolean;
+}
 
 export interface WarnLog {
   warn(message: string, error?: unknown): void;

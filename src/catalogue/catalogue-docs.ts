@@ -3,14 +3,13 @@
  * are generated from it). The output is committed and a test fails when it is stale (STYLE.md 14),
  * so it must depend on nothing but the catalogue: no dates, no environment.
  */
-import { pathShape } from '../http/lookup/json/json-path.js';
 import { RESULT_CODECS } from '../results/index.js';
-import type { Catalogue } from './catalogue.js';
+import { Catalogue } from './catalogue.js';
 import type { InputRule } from './input-rules.js';
 import type { OperationDeclaration, ParameterDeclaration, ResultType, ServiceId } from './operation.js';
 import { SERVICES, soapAction } from './services.js';
 
-/** Where the JSON interface lives; pathShape() gives the part after it. */
+/** Where the JSON interface lives; Catalogue.jsonPathShape() gives the part after it. */
 const JSON_PREFIX = '/api/json.aspx';
 
 /** Markdown table cells: a `|` would end the cell, a line break the row. */
@@ -58,7 +57,7 @@ function describeJsonPath(op: OperationDeclaration): string {
     if (labels.length > 1) notes.push(`${labels.join(' and ')} are joined with ${code(joinWith ?? '')} into ${code(parameter)}`);
     else if (labels[0] !== `{${parameter}}`) notes.push(`${labels[0] ?? ''} fills ${code(parameter)}`);
   }
-  const path = code(`${JSON_PREFIX}${pathShape(op)}`);
+  const path = code(`${JSON_PREFIX}${Catalogue.jsonPathShape(op)}`);
   return notes.length === 0 ? path : `${path}<br>${notes.join('; ')}`;
 }
 

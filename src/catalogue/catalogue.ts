@@ -45,6 +45,11 @@ export class Catalogue {
     return derived(op).described;
   }
 
+  /** The JSON interface's documented path shape after its prefix, e.g. `/CheckUSA/{RegistrationNumber}/{State}`. */
+  static jsonPathShape(op: OperationDeclaration): string {
+    return `/${op.name}${op.jsonPath.segments.map((s) => `/{${s.label}}`).join('')}`;
+  }
+
   /** JSON path values the operation requires (its path shape minus the optional tail). */
   static requiredPathSegments(op: OperationDeclaration): number {
     return derived(op).requiredPathSegments;
@@ -94,7 +99,7 @@ function derived(op: OperationDeclaration): Derived {
 }
 
 /**
- * The operations with the operator's prices (OPERATION_COSTS, README "Configuration") in place of
+ * The operations with the operator's prices (OPERATION_COSTS, docs/configuration.md) in place of
  * the declared ones. Names not in the catalogue were refused when the configuration was read.
  */
 export function withCosts(

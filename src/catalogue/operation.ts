@@ -1,3 +1,4 @@
+import type { ImageUrlRule } from '../results/image-url.js';
 import type { ResultType } from '../results/index.js';
 import type { InputRule } from './input-rules.js';
 
@@ -6,6 +7,7 @@ export type ServiceId = 'reg' | 'bespoke';
 
 /** The result types of the interface spec ("Resources and their fields"): one codec each (src/results/). */
 export type { ResultType } from '../results/index.js';
+export type { ImageUrlRule } from '../results/image-url.js';
 
 /** XML Schema type of a parameter in the SOAP body (GET/POST always send text). */
 export type XmlType = 's:string' | 's:int';
@@ -16,14 +18,6 @@ export type XmlType = 's:string' | 's:int';
  * the import payload field and the result, so a new result type needs no new kind.
  */
 export type DatasetKind = 'vehicle' | 'mot' | 'ncap' | 'record';
-
-/**
- * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
- * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
- * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
- * lookup); `none` adds none (live answers of these countries carry only the record's own).
- */
-export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
 
 export interface ParameterDeclaration {
   /** Exact (case-sensitive) element name in SOAP bodies; matched case-insensitively in GET/POST. */

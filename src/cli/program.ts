@@ -8,6 +8,7 @@ import { registerCreditCommands } from './commands/credits.command.js';
 import { registerImportCommand } from './commands/import.command.js';
 import { registerImportNcapCommand } from './commands/import-ncap.command.js';
 import { registerImportRdwCommand } from './commands/import-rdw.command.js';
+import { registerImportRegisterCommands } from './commands/import-register.command.js';
 import { registerLimitsCommand } from './commands/limits.command.js';
 import { registerMigrateStoreCommand } from './commands/migrate-store.command.js';
 import { registerTestPlateCommands } from './commands/test-plates.command.js';
@@ -26,6 +27,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
   registerImportCommand(program, env, io);
   registerImportRdwCommand(program, env, io);
   registerImportNcapCommand(program, env, io);
+  registerImportRegisterCommands(program, env, io);
   registerTestPlateCommands(program, env, io);
   registerMigrateStoreCommand(program, env, io);
   registerVinCommands(program, env, io);

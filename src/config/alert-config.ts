@@ -1,21 +1,6 @@
+import type { AlertConfig } from '../alerts/alerting.js';
 import { EnvReader } from './env-reader.js';
 import { MAX_THRESHOLD, MAX_THRESHOLDS } from '../alerts/credit-alerts.js';
-
-/** Low-credit alerts and webhook delivery (README "Configuration", docs/webhooks.md). */
-export interface AlertConfig {
-  /** `CREDIT_ALERT_THRESHOLDS`: thresholds of accounts without their own, highest first. */
-  readonly alertThresholds: readonly number[];
-  /** `CREDIT_ALERT_SWEEP_MS`: how often the sweep reads the new ledger rows. */
-  readonly sweepMs: number;
-  /** `WEBHOOK_RETRY_SCHEDULE`: waits before each retry; attempts = length + 1. */
-  readonly retryScheduleMs: readonly number[];
-  /** `WEBHOOK_TIMEOUT_MS`: longest one delivery attempt may take. */
-  readonly timeoutMs: number;
-  /** `WEBHOOK_POLL_MS`: how often the outbox is polled for due messages. */
-  readonly pollMs: number;
-  /** `WEBHOOK_ALLOW_PRIVATE_URLS`: allow endpoints on loopback and private addresses. */
-  readonly allowPrivateUrls: boolean;
-}
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;

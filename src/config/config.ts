@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { MAX_TOP_UP } from '../accounts/account.service.js';
-import { readAlertConfig, type AlertConfig } from './alert-config.js';
+import type { AlertConfig } from '../alerts/alerting.js';
+import { readAlertConfig } from './alert-config.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import { OPERATIONS } from '../catalogue/operations.js';
 import { readDataDir } from './data-dir.js';
@@ -33,7 +34,7 @@ export interface CoreConfig {
   readonly rateLimitDefaults: { readonly perSecond: number | null; readonly perDay: number | null };
 }
 
-/** The service configuration, read once from the environment at start-up (README "Configuration"). */
+/** The service configuration, read once from the environment at start-up (docs/configuration.md). */
 export interface Config extends CoreConfig {
   readonly port: number;
   readonly host: string;
@@ -67,13 +68,13 @@ export interface Config extends CoreConfig {
   readonly providers: ProviderConfig;
   /** Offline VIN decoding (VIN_DECODER, VIN_DB_PATH; docs/vin-decoding.md). */
   readonly vin: VinConfig;
-  /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; README "Configuration"). */
+  /** Connection limits against slow and hostile clients (issue 17 items 5 and 11; docs/configuration.md). */
   readonly http: HttpLimits;
   /** Low-credit alerts and their webhooks (CREDIT_ALERT_*, WEBHOOK_*; docs/webhooks.md). */
   readonly alerts: AlertConfig;
-  /** Operations without a username that callers without credentials may use (README "Operations without a username"). */
+  /** Operations without a username that callers without credentials may use (docs/interfaces.md "Operations without a username"). */
   readonly anonymous: AnonymousConfig;
-  /** Self-service sign-up (SIGNUP_*; README "Self-service sign-up"). */
+  /** Self-service sign-up (SIGNUP_*; docs/admin-api.md "Self-service sign-up"). */
   readonly signup: SignupConfig;
   /** How often each instance adds its lookup counts to the store's hourly rollup (the operator overview's rates). */
   readonly lookupStatsFlushSeconds: number;

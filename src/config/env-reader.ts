@@ -1,8 +1,7 @@
 /**
- * The one set of environment parsers every part of the configuration uses (README
- * "Configuration"): src/config.ts for the server, store, Redis and rate limits,
- * providers/upstream/provider-config.ts and providers/vin-offline/vin-config.ts for the data
- * sources, alerts/alert-config.ts for low-credit alerts and webhooks. Each parser names the
+ * The one set of environment parsers every part of the configuration uses (docs/configuration.md):
+ * config.ts for the server, store, Redis and rate limits, provider-config.ts and vin-config.ts for
+ * the data sources, alert-config.ts for low-credit alerts and webhooks (all in src/config/). Each parser names the
  * variable in its error, so an invalid value stops the service or the CLI with a message an
  * operator can act on; values that may be secrets are never echoed.
  */
@@ -45,7 +44,7 @@ export interface UrlOptions {
 
 /**
  * Reads one environment, once. Empty and blank values count as unset. Every name asked for is
- * recorded (`names`), which lets test/docs/readme.test.ts hold the README table to the code.
+ * recorded (`names`), which lets test/docs/readme.test.ts hold docs/configuration.md to the code.
  */
 export class EnvReader {
   readonly #env: Readonly<NodeJS.ProcessEnv>;

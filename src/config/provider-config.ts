@@ -1,9 +1,28 @@
 import { ConfigError, EnvReader } from './env-reader.js';
-import type { UpstreamSettings } from '../providers/upstream/upstream-source.js';
+
+/** The operator's settings for one upstream (read below from `<PREFIX>_*`; UpstreamSource takes it). */
+export interface UpstreamSettings {
+  /** Provider name: metrics label, /readyz key and cache partition (`dvla`, `dvsa-mot`). */
+  readonly name: string;
+  /** Base URL without a trailing slash. */
+  readonly baseUrl: string;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs: number;
+  /** Whole-request budget including the retry and any Retry-After wait (ms). */
+  readonly budgetMs: number;
+  /** How long a found answer is reused (s); 0 turns caching off. */
+  readonly cacheTtlS: number;
+  /** How long a not-found answer is reused (s); shorter, so a new registration shows soon. */
+  readonly notFoundTtlS: number;
+  /** Consecutive failed lookups that open the circuit. */
+  readonly breakerFailures: number;
+  /** How long the circuit stays open before a trial call (ms). */
+  readonly breakerOpenMs: number;
+}
 
 /**
  * Upstream provider configuration, read once at start-up with the parsers every part of the
- * configuration shares (src/config/env-reader.ts). Every variable is in README "Configuration"
+ * configuration shares (src/config/env-reader.ts). Every variable is in docs/configuration.md
  * and docs/providers.md. A provider is enabled when its credentials are set (RDW and NHTSA, which
  * need none, when switched on); messages name variables, never their values (they may be secrets).
  */
@@ -57,6 +76,22 @@ export interface CanadaSpecsConfig {
   readonly settings: UpstreamSettings;
 }
 
+/**
+ * Israel's Ministry of Transport registers on data.gov.il, CKAN `datastore_search`
+ * (upstream-sources.md §10.1). No key; on only when asked for (ISRAEL_ENABLED).
+ */
+export interface IsraelConfig {
+  readonly settings: UpstreamSettings;
+}
+
+/**
+ * NHTSA 5-Star Safety Ratings API (upstream-sources.md §10.5), added to VinCheck and CheckUSA
+ * answers that carry make, model and year. No key; on only when asked for (NHTSA_RATINGS_ENABLED).
+ */
+export interface NhtsaRatingsConfig {
+  readonly settings: UpstreamSettings;
+}
+
 export interface ProviderConfig {
   readonly dvla?: DvlaConfig;
   readonly dvsaMot?: DvsaMotConfig;
@@ -65,6 +100,8 @@ export interface ProviderConfig {
   readonly nhtsa?: NhtsaConfig;
   readonly nhtsaRecalls?: NhtsaRecallsConfig;
   readonly canadaSpecs?: CanadaSpecsConfig;
+  readonly israel?: IsraelConfig;
+  readonly nhtsaRatings?: NhtsaRatingsConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -110,11 +147,14 @@ export const VEGVESEN_DEFAULT_BASE_URL = 'https://akfell-datautlevering.atlas.ve
 export const NHTSA_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
 export const NHTSA_RECALLS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
 export const CANADA_SPECS_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
+export const ISRAEL_DEFAULT_BASE_URL = 'https://data.gov.il';
+export const NHTSA_RATINGS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
 export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
 
 /** Prefixes of the `<PREFIX>_*` settings of the two NHTSA sources that answer operations of their own. */
 const RECALLS_PREFIX = 'NHTSA_RECALLS';
 const CANADA_SPECS_PREFIX = 'CANADA_SPECS';
+const NHTSA_RATINGS_PREFIX = 'NHTSA_RATINGS';
 
 const DVSA_CREDENTIALS = ['DVSA_CLIENT_ID', 'DVSA_CLIENT_SECRET', 'DVSA_API_KEY', 'DVSA_TOKEN_URL'] as const;
 
@@ -156,6 +196,13 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ? { settings: readUpstreamSettings(env, CANADA_SPECS_PREFIX, 'canada-specs', { baseUrl: CANADA_SPECS_DEFAULT_BASE_URL }) }
     : undefined;
   if (!canadaSpecs) disabled.push({ provider: 'canada-specs', reason: 'CANADA_SPECS_ENABLED is not true' });
+  // data.gov.il needs no key either: a service should not start sending plates abroad on upgrade.
+  const israel = env.bool('ISRAEL_ENABLED', false) ? { settings: readUpstreamSettings(env, 'ISRAEL', 'israel', { baseUrl: ISRAEL_DEFAULT_BASE_URL }) } : undefined;
+  if (!israel) disabled.push({ provider: 'israel', reason: 'ISRAEL_ENABLED is not true' });
+  const nhtsaRatings = env.bool('NHTSA_RATINGS_ENABLED', false)
+    ? { settings: readUpstreamSettings(env, NHTSA_RATINGS_PREFIX, 'nhtsa-ratings', { baseUrl: NHTSA_RATINGS_DEFAULT_BASE_URL }) }
+    : undefined;
+  if (!nhtsaRatings) disabled.push({ provider: 'nhtsa-ratings', reason: 'NHTSA_RATINGS_ENABLED is not true' });
   return {
     ...(dvla ? { dvla } : {}),
     ...(dvsaMot ? { dvsaMot } : {}),
@@ -164,11 +211,13 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ...(nhtsa ? { nhtsa } : {}),
     ...(nhtsaRecalls ? { nhtsaRecalls } : {}),
     ...(canadaSpecs ? { canadaSpecs } : {}),
+    ...(israel ? { israel } : {}),
+    ...(nhtsaRatings ? { nhtsaRatings } : {}),
     disabled,
   };
 }
 
-/** The provider configuration alone, from an environment (tests, and src/config.ts through readProviderConfig). */
+/** The provider configuration alone, from an environment (tests, and src/config/config.ts through readProviderConfig). */
 export function loadProviderConfig(env: Readonly<NodeJS.ProcessEnv>): ProviderConfig {
   return readProviderConfig(new EnvReader(env));
 }

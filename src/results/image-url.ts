@@ -1,5 +1,13 @@
 import type { VehicleDocument } from './result-documents.js';
 
+/**
+ * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
+ * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
+ * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
+ * lookup); `none` adds none (live answers of these countries carry only the record's own).
+ */
+export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
+
 /** Reads a member that may be plain or wrapped as `{"CurrentTextValue": ...}` (compat-notes). */
 export function textValue(doc: VehicleDocument, member: string): string | undefined {
   const v = doc[member];

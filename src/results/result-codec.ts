@@ -1,10 +1,21 @@
-import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { Attributes, XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
+import type { ImageUrlRule } from './image-url.js';
+
+/**
+ * What a codec reads of the operation a result is for: the catalogue's declaration satisfies it,
+ * so the codecs need not know the catalogue (which names their result types: catalogue -> results).
+ */
+export interface ResultOperation {
+  /** The members the answer keeps (CheckUKLite...); absent: all of them. */
+  readonly fieldSubset?: readonly string[] | undefined;
+  /** How ImageUrl is made for this operation (image-url.ts); absent: from make and model. */
+  readonly imageUrl?: ImageUrlRule | undefined;
+}
 
 /** What a codec knows when it turns a stored record (or an upstream answer) into a result. */
 export interface ResultContext {
-  readonly operation: OperationDeclaration;
+  readonly operation: ResultOperation;
   /** Public base URL (no trailing slash) for absolute links such as ImageUrl. */
   readonly baseUrl: string;
 }

@@ -10,6 +10,7 @@ import { UPLOAD_DIR_PREFIX } from '../../src/datasets/import/upload-file.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { customer, operator, users, type Login } from './admin-harness.js';
+import { until } from '../helpers/until.js';
 
 /** Uploads wait in TMPDIR; this file gets its own so that uploads of other suites running at the same time are not counted. */
 const TMP = mkdtempSync(join(tmpdir(), 'vl-imports-test-'));
@@ -171,10 +172,10 @@ describe.each(ENGINES)('import jobs through the admin API on %s, on a real port'
     req.on('error', () => undefined);
     req.write(`${line(france('AB123CD', 'half'))}\n`);
     // Wait until the server holds the partial file, then cut the connection.
-    for (let i = 0; i < 200 && leftovers().length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => leftovers().length > 0);
     expect(leftovers()).toHaveLength(1);
     req.destroy();
-    for (let i = 0; i < 200 && leftovers().length > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    await until(() => leftovers().length === 0);
     expect(leftovers()).toEqual([]);
     expect(await t.services.imports.list(10)).toEqual([]);
   });

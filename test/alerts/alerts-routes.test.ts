@@ -7,6 +7,7 @@ import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { enginesToTest, type TestEngine } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
+import { until } from '../helpers/until.js';
 
 /** A refusal as the real guards throw it. */
 function refuse(statusCode: 401 | 403, message: string): Error {
@@ -115,12 +116,11 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     const sent = await call('POST', `/account/api/webhooks/${id}/test`, as(alice));
     expect(sent.status).toBe(202);
     expect((sent.json.message as Json).eventType).toBe('test');
-    const deadline = Date.now() + 10_000;
     let deliveries: Json[] = [];
-    while (deliveries.length === 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 20));
+    await until(async () => {
       deliveries = (await call('GET', `/account/api/webhooks/${id}/deliveries`, as(alice))).json.deliveries as Json[];
-    }
+      return deliveries.length > 0;
+    }, 20);
     expect(deliveries).toMatchObject([{ attempt: 1, statusCode: 200, succeeded: true, error: null }]);
     const request = receiver.requests[0];
     expect(verifyStandardWebhook([String(rotated.json.secret), String(created.json.secret)], request?.headers ?? {}, request?.body ?? '')).toEqual([0, 1]);

@@ -365,8 +365,9 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
       await isLocked;
       const now = new Date();
       const claim = alerting.repository.claimDue('probe', now.toISOString(), new Date(now.getTime() + 60_000).toISOString(), 10);
-      const claimed = await Promise.race([claim, sleep(3000).then(() => 'waited for the lock' as const)]);
-      expect(claimed === 'waited for the lock' ? claimed : claimed.map((m) => m.id)).toEqual([free.id]);
+      // The lock is let go only after the claim has answered: a claim that waited for it would
+      // never answer (and the test would time out), however fast or slow the machine.
+      expect((await claim).map((m) => m.id)).toEqual([free.id]);
     } finally {
       release();
       await holder;
@@ -389,17 +390,12 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
 
       expect(await get()).toBe(200); // 30 -> 29: crosses 29
       await until('the hanging attempt', () => receiver.requests.length === 1);
-      const timings: number[] = [];
-      for (let i = 0; i < 10; i += 1) {
-        const started = performance.now();
-        expect(await get()).toBe(200); // 29 -> 28 crosses 28: a second hanging attempt
-        timings.push(performance.now() - started);
-      }
+      for (let i = 0; i < 10; i += 1) expect(await get()).toBe(200); // 29 -> 28 crosses 28: a second hanging attempt
       await until('the second hanging attempt', () => receiver.requests.length === 2);
-      // Both attempts are still in flight: nothing was logged, yet every lookup was answered.
+      // Both attempts are still in flight (they hang for 20 s): nothing was logged, yet every lookup
+      // was answered. A lookup that waited for a delivery would come after its attempt had ended.
       expect(await slow.services.alerting.webhooks.deliveries({ actor: 'account', accountId: lee.id }, 1)).toHaveLength(0);
       expect((await slow.services.accounts.show('lee')).credits).toBe(19);
-      expect(Math.max(...timings)).toBeLessThan(5000);
     } finally {
       await slow.close();
     }

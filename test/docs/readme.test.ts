@@ -27,6 +27,8 @@ const EVERY_PROVIDER_ON = {
   NHTSA_RECALLS_ENABLED: 'true',
   CANADA_SPECS_ENABLED: 'true',
   VEGVESEN_API_KEY: 'svv-key',
+  ISRAEL_ENABLED: 'true',
+  NHTSA_RATINGS_ENABLED: 'true',
 };
 
 /** The source files under src/, relative to the repository root. */

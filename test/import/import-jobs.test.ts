@@ -7,6 +7,7 @@ import { UPLOAD_DIR_PREFIX, UploadError } from '../../src/datasets/import/upload
 import { systemClock } from '../../src/shared/clock.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { until } from '../helpers/until.js';
 
 const ROOT = { kind: 'operator', name: 'root' } as const;
 const france = (plate: string): string => JSON.stringify({ operation: 'CheckFrance', key: { RegistrationNumber: plate }, vehicle: { Description: `Car ${plate}` } });
@@ -42,7 +43,7 @@ describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, 
     const second = await submit(bulk(10, 'BB'));
     expect(second.state).toBe('queued');
     // While the first runs, the second has not started.
-    for (let i = 0; i < 500 && (await stateOf(first.id)) === 'queued'; i += 1) await new Promise((r) => setTimeout(r, 5));
+    await until(async () => (await stateOf(first.id)) !== 'queued', 5);
     expect(['validating', 'importing']).toContain(await stateOf(first.id));
     expect(await stateOf(second.id)).toBe('queued');
     await jobs.whenIdle();
@@ -98,7 +99,7 @@ describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, 
 
   it('stops a running job when the service closes: it and the queued one fail, nothing is left on disk, and new uploads are refused', async () => {
     const job = await submit(bulk(60_000));
-    for (let i = 0; i < 1000 && (await stateOf(job.id)) === 'queued'; i += 1) await new Promise((r) => setTimeout(r, 2));
+    await until(async () => (await stateOf(job.id)) !== 'queued', 2);
     const queued = await submit(bulk(5, 'QQ'));
     await jobs.close();
     const stopped = await jobs.get(job.id);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sampleLines } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { exchange, type WireResponse } from './raw-http.js';
+import { until } from '../helpers/until.js';
 
 let t: TestApp;
 let port: number;
@@ -106,12 +107,8 @@ describe('a client that goes away after the rejected bytes', () => {
     socket.write(`${LOOKUPS['the HTTP GET binding']()}${TRAILERS['pipelined garbage']}`);
     socket.resetAndDestroy();
     const connections = (): Promise<number> => new Promise((resolve) => t.app.server.getConnections((_e, n) => { resolve(n); }));
-    let open = await connections();
-    for (let i = 0; i < 40 && open > 0; i++) {
-      await new Promise((r) => setTimeout(r, 50));
-      open = await connections();
-    }
-    expect(open).toBe(0);
+    await until(async () => (await connections()) === 0, 50);
+    expect(await connections()).toBe(0);
   });
 });
 

@@ -32,7 +32,7 @@ function specsProvider(env: Record<string, string> = {}): Provider {
     ...env,
   });
   const registrations = upstreamRegistrations({ db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) } });
-  const provider = registrations.find((r) => r.operations.includes('CarSpecifications'))?.provider;
+  const provider = registrations.flatMap((r) => ('provider' in r && r.operations.includes('CarSpecifications') ? [r.provider] : []))[0];
   if (!provider) throw new Error('no CarSpecifications provider registered');
   return provider;
 }

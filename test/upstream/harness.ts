@@ -114,7 +114,7 @@ export async function ukProviders(env: Record<string, string>, clock: Clock = ne
   const { logger, text } = captureLogger();
   monitor.subscribe(upstreamLogListener(logger));
   const registrations = upstreamRegistrations({ db: store.db, clock, config: loadProviderConfig(env), observer: { upstream: monitor } });
-  const find = (name: string): Provider | undefined => registrations.find((r) => r.operations.includes(name))?.provider;
+  const find = (name: string): Provider | undefined => registrations.flatMap((r) => ('provider' in r && r.operations.includes(name) ? [r.provider] : []))[0];
   const check = find('Check');
   if (!check) throw new Error('no Check provider registered');
   return {

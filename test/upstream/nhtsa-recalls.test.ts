@@ -46,7 +46,7 @@ function recallsProvider(env: Record<string, string> = {}): Provider {
     observer: { upstream: new UpstreamMonitor(() => clock.now()) },
     vinOffline: new OfflineVinProvider(vinDb, clock),
   });
-  const provider = registrations.find((r) => r.operations.includes('CheckRecalledVIN'))?.provider;
+  const provider = registrations.flatMap((r) => ('provider' in r && r.operations.includes('CheckRecalledVIN') ? [r.provider] : []))[0];
   if (!provider) throw new Error('no CheckRecalledVIN provider registered');
   return provider;
 }

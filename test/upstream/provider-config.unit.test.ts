@@ -9,7 +9,7 @@ describe('upstream provider configuration', () => {
     const config = loadProviderConfig({});
     expect(config.dvla).toBeUndefined();
     expect(config.dvsaMot).toBeUndefined();
-    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs']);
+    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs', 'israel', 'nhtsa-ratings']);
     expect(config.disabled[0]?.reason).toBe('DVLA_API_KEY is not set');
   });
 
@@ -50,7 +50,10 @@ describe('upstream provider configuration', () => {
   it('turns RDW and NHTSA on only with an explicit true (they need no key), and Statens vegvesen with its key', () => {
     const config = loadProviderConfig({
       RDW_ENABLED: 'TRUE', RDW_APP_TOKEN: 'app-token-1', NHTSA_ONLINE: 'true', VEGVESEN_API_KEY: 'svv-key-1', NHTSA_RECALLS_ENABLED: 'true', CANADA_SPECS_ENABLED: 'true',
+      ISRAEL_ENABLED: 'on', NHTSA_RATINGS_ENABLED: 'true',
     });
+    expect(config.israel).toMatchObject({ settings: { name: 'israel', baseUrl: 'https://data.gov.il' } });
+    expect(config.nhtsaRatings).toMatchObject({ settings: { name: 'nhtsa-ratings', baseUrl: 'https://api.nhtsa.gov' } });
     expect(config.rdw).toMatchObject({ appToken: 'app-token-1', settings: { name: 'rdw', baseUrl: RDW_DEFAULT_BASE_URL, cacheTtlS: 86_400 } });
     expect(config.nhtsa).toMatchObject({ settings: { name: 'nhtsa', baseUrl: NHTSA_DEFAULT_BASE_URL } });
     expect(config.vegvesen).toMatchObject({ apiKey: 'svv-key-1', settings: { name: 'vegvesen', baseUrl: VEGVESEN_DEFAULT_BASE_URL } });

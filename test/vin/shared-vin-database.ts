@@ -1,6 +1,7 @@
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { corgiPackage, installVinDatabase } from '../../src/providers/vin-offline/vin-database.js';
+import { corgiPackage } from '../../src/config/vin-config.js';
+import { installVinDatabase } from '../../src/providers/vin-offline/vin-database.js';
 
 /**
  * One unpacked, indexed copy of the vPIC database per machine and corgi version, shared by every

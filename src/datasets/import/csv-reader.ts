@@ -1,4 +1,5 @@
-import { createReadStream, statSync, type ReadStream } from 'node:fs';
+import { createReadStream, statSync } from 'node:fs';
+import { TextDecoder } from 'node:util';
 
 /** One data record of a CSV file. */
 export interface CsvRow {
@@ -52,7 +53,8 @@ type Raw = RawRecord | CsvProblem;
  * them. Returns INCOMPLETE when a quoted field is still open at the end of `text`, or the reason
  * the record is malformed.
  */
-function splitRecord(text: string): string[] | typeof INCOMPLETE | string {
+function splitRecord(text: string, delimiter = ','): string[] | typeof INCOMPLETE | string {
+  const code = delimiter.charCodeAt(0);
   const fields: string[] = [];
   let i = 0;
   for (;;) {
@@ -73,11 +75,11 @@ function splitRecord(text: string): string[] | typeof INCOMPLETE | string {
       }
       fields.push(value);
       if (i === text.length) return fields;
-      if (text.charCodeAt(i) !== 44 /* , */) return `unexpected character after the closing quote of field ${fields.length}`;
+      if (text.charCodeAt(i) !== code) return `unexpected character after the closing quote of field ${fields.length}`;
       i += 1;
       continue;
     }
-    const comma = text.indexOf(',', i);
+    const comma = text.indexOf(delimiter, i);
     if (comma === -1) {
       fields.push(text.slice(i));
       return fields;
@@ -95,7 +97,10 @@ function splitRecord(text: string): string[] | typeof INCOMPLETE | string {
 class Projection {
   private readonly slot: Int32Array;
 
-  constructor(readonly columns: readonly number[]) {
+  constructor(
+    readonly columns: readonly number[],
+    private readonly delimiter: string,
+  ) {
     const last = Math.max(-1, ...columns);
     this.slot = new Int32Array(last + 1).fill(-1);
     columns.forEach((p, k) => {
@@ -110,7 +115,7 @@ class Projection {
     let position = 0;
     let from = 0;
     for (;;) {
-      const comma = text.indexOf(',', from);
+      const comma = text.indexOf(this.delimiter, from);
       if (position < slot.length) {
         const k = slot[position] ?? -1;
         if (k !== -1) fields[k] = comma === -1 ? text.slice(from) : text.slice(from, comma);
@@ -128,35 +133,115 @@ class Projection {
   }
 }
 
+/** Where a CSV's bytes come from: a file, or any byte stream (a ZIP entry). */
+export interface CsvInput {
+  /** Name for messages (a path, or `archive.zip:entry.csv`). */
+  readonly name: string;
+  readonly bytes: AsyncIterable<Buffer>;
+  /** Total bytes, for progress (0 when unknown). */
+  readonly size: number;
+  /** Bytes read so far. */
+  bytesRead(): number;
+  /** Stops reading (the reader calls it when done or abandoned). */
+  close(): void;
+}
+
+export interface CsvOptions {
+  /** One character; default `,`. */
+  readonly delimiter?: string;
+  /**
+   * `utf-8` (the default), or `detect`: UTF-8 when the first chunk is valid UTF-8, else
+   * Windows-1251 (Ukraine's registers come in either, with or without a byte-order mark).
+   */
+  readonly encoding?: 'utf-8' | 'detect';
+}
+
+/** A file as a CsvInput. */
+export function fileInput(path: string): CsvInput {
+  const stream = createReadStream(path, { highWaterMark: CHUNK_BYTES });
+  return {
+    name: path,
+    bytes: stream as AsyncIterable<Buffer>,
+    get size() {
+      return statSync(path).size;
+    },
+    bytesRead: () => stream.bytesRead,
+    close: () => stream.destroy(),
+  };
+}
+
+/** The text of a byte stream, decoded as `encoding` says (CsvOptions). */
+async function* decoded(bytes: AsyncIterable<Buffer>, encoding: 'utf-8' | 'detect', name: string): AsyncGenerator<string> {
+  let decoder: TextDecoder | undefined = encoding === 'utf-8' ? new TextDecoder('utf-8') : undefined;
+  let offset = 0;
+  for await (const chunk of bytes) {
+    if (decoder === undefined) {
+      const utf8 = new TextDecoder('utf-8', { fatal: true });
+      try {
+        const text = utf8.decode(chunk, { stream: true });
+        decoder = utf8;
+        offset += chunk.length;
+        yield text;
+        continue;
+      } catch {
+        decoder = new TextDecoder('windows-1251');
+      }
+    }
+    try {
+      yield decoder.decode(chunk, { stream: true });
+    } catch {
+      throw new CsvFileError(`${name}: not valid UTF-8 after byte ${offset} (the start of the file was)`);
+    }
+    offset += chunk.length;
+  }
+  if (decoder) {
+    const rest = decoder.decode();
+    if (rest !== '') yield rest;
+  }
+}
+
 /**
- * Streams a UTF-8 CSV file whose first record is a header, in batches of records (one batch per
+ * Streams a CSV file whose first record is a header, in batches of records (one batch per
  * chunk read, so the consumer pays one await per chunk, not per row). Tolerates a byte-order mark,
  * CRLF line ends and a missing final line break; skips blank lines. Line numbers count physical
  * lines, so a record with a quoted line break reports the line it starts on.
  */
 export class CsvReader {
-  private stream: ReadStream | undefined;
   private readonly source: AsyncGenerator<Raw[]>;
   /** Records of the first batch that came after the header. */
   private pending: Raw[] = [];
 
   private constructor(
-    readonly path: string,
+    private readonly input: CsvInput,
     /** The header's fields. */
     readonly header: readonly string[],
     source: AsyncGenerator<Raw[]>,
     pending: Raw[],
+    private readonly delimiter: string,
   ) {
     this.source = source;
     this.pending = pending;
   }
 
-  /** Opens a file and reads its header; throws CsvFileError when there is none. */
-  static async open(path: string): Promise<CsvReader> {
-    const holder: { stream?: ReadStream } = {};
-    const source = rawRecords(path, holder);
+  /** Name for messages: the path, or the ZIP entry. */
+  get path(): string {
+    return this.input.name;
+  }
+
+  /** Opens a file (or an input) and reads its header; throws CsvFileError when there is none. */
+  static async open(from: string | CsvInput, options: CsvOptions = {}): Promise<CsvReader> {
+    const input = typeof from === 'string' ? fileInput(from) : from;
+    const delimiter = options.delimiter ?? ',';
+    const path = input.name;
+    const source = rawRecords(input, decoded(input.bytes, options.encoding ?? 'utf-8', path), delimiter);
     for (;;) {
-      const next = await source.next();
+      let next: IteratorResult<Raw[]>;
+      try {
+        next = await source.next();
+      } catch (error) {
+        input.close();
+        throw error;
+      }
       if (next.done === true) throw new CsvFileError(`${path}: the file is empty: no header line`);
       const [first, ...rest] = next.value;
       if (first === undefined) continue;
@@ -164,25 +249,23 @@ export class CsvReader {
         await source.return(undefined);
         throw new CsvFileError(`${path}: line ${first.line}: ${first.error}`);
       }
-      const header = splitRecord(first.text);
+      const header = splitRecord(first.text, delimiter);
       if (typeof header !== 'object') {
         await source.return(undefined);
         throw new CsvFileError(`${path}: line ${first.line}: ${typeof header === 'string' ? header : 'a quoted field is not closed'}`);
       }
-      const reader = new CsvReader(path, header, source, rest);
-      reader.stream = holder.stream;
-      return reader;
+      return new CsvReader(input, header, source, rest, delimiter);
     }
   }
 
   /** File size in bytes, for progress. */
   get size(): number {
-    return statSync(this.path).size;
+    return this.input.size;
   }
 
   /** Bytes read so far (slightly ahead of the records handed out). */
   get bytesRead(): number {
-    return this.stream?.bytesRead ?? 0;
+    return this.input.bytesRead();
   }
 
   /** Closes the file without reading on (rows() closes it by itself when it ends). */
@@ -195,11 +278,12 @@ export class CsvReader {
    * every field. Closes the file when done or abandoned.
    */
   async *rows(columns?: readonly number[]): AsyncGenerator<CsvRecord[]> {
-    const projection = columns ? new Projection(columns) : undefined;
+    const { delimiter } = this;
+    const projection = columns ? new Projection(columns, delimiter) : undefined;
     const split = (raw: Raw): CsvRecord => {
       if ('error' in raw) return raw;
       if (projection && !raw.text.includes('"')) return projection.plain(raw.line, raw.text);
-      const all = raw.text.includes('"') ? splitRecord(raw.text) : raw.text.split(',');
+      const all = raw.text.includes('"') ? splitRecord(raw.text, delimiter) : raw.text.split(delimiter);
       // rawRecords only hands out complete records.
       if (typeof all !== 'object') return { line: raw.line, error: typeof all === 'string' ? all : 'a quoted field is not closed' };
       return projection ? projection.pick(raw.line, all) : { line: raw.line, fields: all, width: all.length };
@@ -217,10 +301,8 @@ export class CsvReader {
   }
 }
 
-/** The file's records, unsplit, in batches of one chunk. */
-async function* rawRecords(path: string, holder: { stream?: ReadStream }): AsyncGenerator<Raw[]> {
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: CHUNK_BYTES });
-  holder.stream = stream;
+/** The input's records, unsplit, in batches of one chunk. */
+async function* rawRecords(input: CsvInput, chunks: AsyncIterable<string>, delimiter: string): AsyncGenerator<Raw[]> {
   let carry = '';
   let lineNumber = 0;
   /** An open quoted field: the record so far and where it started. */
@@ -233,7 +315,7 @@ async function* rawRecords(path: string, holder: { stream?: ReadStream }): Async
     if (lineNumber === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
     if (open) {
       open.text += `\n${line}`;
-      const split = splitRecord(open.text);
+      const split = splitRecord(open.text, delimiter);
       if (split === INCOMPLETE) {
         if (open.text.length > MAX_RECORD_CHARS) {
           out.push({ line: open.line, error: `a quoted field is not closed within ${MAX_RECORD_CHARS} characters` });
@@ -247,15 +329,15 @@ async function* rawRecords(path: string, holder: { stream?: ReadStream }): Async
     }
     if (line === '') return;
     // Most rows of a register export have no quote at all and need no closer look.
-    if (line.includes('"') && splitRecord(line) === INCOMPLETE) open = { line: lineNumber, text: line };
+    if (line.includes('"') && splitRecord(line, delimiter) === INCOMPLETE) open = { line: lineNumber, text: line };
     else out.push({ line: lineNumber, text: line });
   };
 
   try {
     /** True while skipping the rest of an over-long line. */
     let skipping = false;
-    for await (const chunk of stream) {
-      let text = carry + (chunk as string);
+    for await (const chunk of chunks) {
+      let text = carry + chunk;
       if (skipping) {
         const end = text.indexOf('\n');
         if (end === -1) continue;
@@ -286,6 +368,6 @@ async function* rawRecords(path: string, holder: { stream?: ReadStream }): Async
     if (open) out.push({ line: open.line, error: 'a quoted field is not closed before the end of the file' });
     if (out.length > 0) yield out;
   } finally {
-    stream.destroy();
+    input.close();
   }
 }

@@ -23,13 +23,13 @@ const READER_ENTRY = new URL('./rdw-reader.worker.ts', import.meta.url).href;
  * are written a batch at a time as they arrive, inside the open transaction (SQLite keeps the
  * dirty pages in its page cache, spilling to the WAL past it).
  */
-const TRANSACTION_ROWS = 100_000;
+export const TRANSACTION_ROWS = 100_000;
 /**
  * A transaction is committed after this long even if it has fewer rows, so another process's
  * writer (a server's debits) gets the write lock well within its wait (SQLITE_LOCK_WAIT_MS, 10 s;
  * it waits without blocking its event loop). Readers are never blocked (WAL).
  */
-const TRANSACTION_MS = 1_500;
+export const TRANSACTION_MS = 1_500;
 const PROGRESS_EVERY = 10_000;
 export interface RdwImportOptions {
   /** Import the valid rows even when some rows (of either file) are invalid. */

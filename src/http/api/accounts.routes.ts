@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { accountStatus, type Account } from '../../accounts/account.js';
-import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP, type AccountService } from '../../accounts/account.service.js';
+import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, type AccountService } from '../../accounts/account.service.js';
 import type { LedgerQueries } from '../../accounts/ledger-queries.js';
 import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService } from './account-scope.js';
-import { bool, int, object, str, USERNAME, usernameParams } from './api-schemas.js';
+import { accountCreateBody, bool, int, object, str, usernameParams } from './api-schemas.js';
 
 /** An account as both APIs show it (never a key or its hash). */
 export function describeAccount(account: Account): Record<string, unknown> {
@@ -41,7 +41,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
 
   app.post<{ Body: { username: string; credits?: number } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', successStatus: 201, errorStatuses: [409], body: object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']) } },
+    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', successStatus: 201, errorStatuses: [409], body: accountCreateBody } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { account, apiKey } = await actingService(options, request).create(request.body.username, request.body.credits ?? 0);

@@ -1,3 +1,4 @@
+import { MAX_TOP_UP } from '../../accounts/account.service.js';
 import { LEDGER_ROW_TYPES } from '../../accounts/ledger-queries.js';
 
 /**
@@ -30,7 +31,14 @@ export const loginBody = object({ username: USERNAME, password: PASSWORD }, ['us
 export const passwordBody = object({ currentPassword: PASSWORD, newPassword: PASSWORD }, ['currentPassword', 'newPassword']);
 export const inviteBody = object({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']);
 
+// The bodies of the writes the API and the console both make: one schema per write. The console's
+// form of each is this schema plus its CSRF field (ConsoleContext.formOf), so a bound or a field
+// changes for both at once.
 export const keyCreateBody = object({ name: NAME }, ['name']);
+export const accountCreateBody = object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']);
+export const creditChangeBody = object({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']);
+export const userInviteBody = object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']);
+export const tokenCreateBody = object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']);
 export const keyRollBody = object({ graceSeconds: int(0, 30 * 24 * 3600) });
 
 const PAGE = { limit: int(1, 500), before: int(1, Number.MAX_SAFE_INTEGER) };

@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { MAX_TOP_UP, type AccountService } from '../../accounts/account.service.js';
+import type { AccountService } from '../../accounts/account.service.js';
 import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService } from './account-scope.js';
-import { int, NOTE, object, REFERENCE, usernameParams } from './api-schemas.js';
+import { creditChangeBody, usernameParams } from './api-schemas.js';
 
 /** Granting and removing an account's credits, under `/accounts/:username/credits` (operators only). */
 export const creditsRoutes: FastifyPluginAsync<{ readonly accounts: AccountService }> = (app, options) => {
@@ -15,7 +15,7 @@ export const creditsRoutes: FastifyPluginAsync<{ readonly accounts: AccountServi
         summary: 'Grant or remove credits: one ledger row with the reference and note (409 when removing more than the balance)',
         errorStatuses: [409],
         params: usernameParams,
-        body: object({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']),
+        body: creditChangeBody,
       },
     },
     async (request) => {

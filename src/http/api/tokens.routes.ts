@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
-import { idParams, NAME, object } from './api-schemas.js';
+import { idParams, tokenCreateBody } from './api-schemas.js';
 
 const TAG = 'admin: operators';
 
@@ -12,7 +12,7 @@ export const tokensRoutes: FastifyPluginAsync<{ readonly users: UserService }> =
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Create an operator API token (Authorization: Bearer); shown this once', successStatus: 201, body: object({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    { schema: { tags: [TAG], summary: 'Create an operator API token (Authorization: Bearer); shown this once', successStatus: 201, body: tokenCreateBody } },
     async (request, reply) => {
       const principal = principalOf(request);
       requireWrite(principal);

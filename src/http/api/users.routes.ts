@@ -4,7 +4,7 @@ import type { User, UserService } from '../../users/user.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { baseUrlOf } from '../base-url.js';
-import { object, USERNAME, usernameParams } from './api-schemas.js';
+import { userInviteBody, usernameParams } from './api-schemas.js';
 
 /** A user as the APIs show it (never a password hash or a session). */
 export function describeUser(user: User): Record<string, unknown> {
@@ -29,7 +29,7 @@ export const accountUsersRoutes: FastifyPluginAsync<AccountUsersOptions> = (app,
 
   app.post<{ Params: { username: string }; Body: { name: string; role: 'owner' | 'member' } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', successStatus: 201, errorStatuses: [409], params: usernameParams, body: object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']) } },
+    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', successStatus: 201, errorStatuses: [409], params: usernameParams, body: userInviteBody } },
     async (request, reply) => {
       const principal = principalOf(request);
       requireWrite(principal);

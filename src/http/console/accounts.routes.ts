@@ -1,9 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND, MAX_TOP_UP } from '../../accounts/account.service.js';
+import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND } from '../../accounts/account.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
 import type { UserService } from '../../users/user.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
-import { int, object, str, USERNAME, usernameParams } from '../api/api-schemas.js';
+import { accountCreateBody, int, object, str, usernameParams } from '../api/api-schemas.js';
 import { secretShown } from './account-sections.js';
 import { accountView, backToAccount, DONE_MESSAGES, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
 import type { ConsolePageOptions } from './console-context.js';
@@ -34,7 +34,7 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
     return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, accountsPage(viewer, { accounts, total, search, offset, limit }));
   });
 
-  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.form({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']) } }, async (request, reply) => {
+  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.formOf(accountCreateBody) } }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
     const { account, apiKey } = await service(principal, request).create(request.body.username, request.body.credits ?? 0);

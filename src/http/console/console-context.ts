@@ -20,6 +20,8 @@ export interface ConsoleContext {
   passwordFirst(viewer: Viewer, reply: FastifyReply): FastifyReply | undefined;
   /** The schema of a posted form: its own fields and the CSRF field, nothing else. */
   form(properties: Record<string, Schema>, required?: readonly string[]): Schema;
+  /** The form of a write the API makes too: the API's body schema (api-schemas.ts) and the CSRF field. */
+  formOf(body: Schema): Schema;
   /** The public base URL (BASE_URL, or from the request behind a trusted proxy). */
   baseUrl(request: FastifyRequest): string;
 }

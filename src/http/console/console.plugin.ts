@@ -3,7 +3,7 @@ import type { AccountService } from '../../accounts/account.service.js';
 import type { AllAccountsUsage } from '../../accounts/all-accounts-usage.js';
 import { LedgerFilterError, LedgerQueries } from '../../accounts/ledger-queries.js';
 import { ApiError, domainError, authenticate, CSRF_HEADER, limitRequests, readCookie, SESSION_COOKIE, type Principal } from '../auth/api-auth.js';
-import { object, str } from '../api/api-schemas.js';
+import { object, str, type Schema } from '../api/api-schemas.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import type { UserService } from '../../users/user.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
@@ -83,8 +83,13 @@ const EMPTY_MEANS_DEFAULT = new Set(['perSecond', 'perDay']);
 
 type Form = Record<string, string>;
 
+/** A form's schema: a body schema (object()) that also allows the CSRF field. */
+function formOf(body: Schema): Schema {
+  const { properties = {}, required = [] } = body as { properties?: Record<string, Schema>; required?: readonly string[] };
+  return object({ ...properties, [CSRF_FIELD]: str(100) }, required);
+}
 /** Every form schema allows the CSRF field besides its own. */
-const form = (properties: Record<string, Record<string, unknown>>, required: readonly string[] = []) => object({ ...properties, [CSRF_FIELD]: str(100) }, required);
+const form = (properties: Record<string, Schema>, required: readonly string[] = []): Schema => formOf(object(properties, required));
 
 /** What an error means to a person, and its status (the API's own mapping). */
 function describeError(error: FastifyError): { status: number; text: string } {
@@ -170,7 +175,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
 
   const render = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
   const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
-  const ctx: ConsoleContext = { signIn, render, passwordFirst, form, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
+  const ctx: ConsoleContext = { signIn, render, passwordFirst, form, formOf, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
   const views = { accounts: options.accounts, ledger, clock: options.clock };
   const OPERATOR_ACCOUNT = '/console/admin/accounts/:username';
 

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { MAX_TOP_UP, type AccountService } from '../../accounts/account.service.js';
+import type { AccountService } from '../../accounts/account.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
-import { int, NOTE, REFERENCE, usernameParams } from '../api/api-schemas.js';
+import { creditChangeBody, usernameParams } from '../api/api-schemas.js';
 import { backToAccount } from './account-view.js';
 import type { ConsolePageOptions } from './console-context.js';
 
@@ -10,7 +10,7 @@ export const creditPages: FastifyPluginAsync<ConsolePageOptions & { readonly acc
   const { ctx } = options;
   app.post<{ Params: { username: string }; Body: { operation: 'grant' | 'remove'; amount: number; reference?: string; note?: string } }>(
     '',
-    { schema: { params: usernameParams, body: ctx.form({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']) } },
+    { schema: { params: usernameParams, body: ctx.formOf(creditChangeBody) } },
     async (request, reply) => {
       const { principal } = await ctx.signIn(request, 'operator');
       requireWrite(principal);

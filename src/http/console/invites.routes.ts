@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { UserError, type UserService } from '../../users/user.service.js';
 import { INVITE_FORM } from '../auth/form-token.js';
-import { PASSWORD, str } from '../api/api-schemas.js';
+import { inviteBody } from '../api/api-schemas.js';
 import { invitePage } from './auth-pages.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
@@ -22,7 +22,7 @@ export const invitePages: FastifyPluginAsync<InvitePagesOptions> = (app, options
   app.get('', (request, reply) => ctx.render(reply, invitePage({ formToken: INVITE_FORM.issue(request, reply) })));
   if (!options.accepts) return Promise.resolve();
 
-  app.post<{ Body: { token: string; password: string; [CSRF_FIELD]?: string } }>('', { schema: { body: ctx.form({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']) } }, async (request, reply) => {
+  app.post<{ Body: { token: string; password: string; [CSRF_FIELD]?: string } }>('', { schema: { body: ctx.formOf(inviteBody) } }, async (request, reply) => {
     const formToken = INVITE_FORM.check(request, request.body[CSRF_FIELD]);
     try {
       await users.withActor({ kind: 'customer', name: 'invitee', address: request.ip }).acceptInvite(request.body.token, request.body.password);

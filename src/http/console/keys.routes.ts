@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/account.service.js';
 import { actorOf, requireWrite, type Principal } from '../auth/api-auth.js';
-import { int, object, str, USERNAME, usernameParams } from '../api/api-schemas.js';
+import { int, keyCreateBody, object, USERNAME, usernameParams } from '../api/api-schemas.js';
 import { secretShown } from './account-sections.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { html } from './html.js';
@@ -29,7 +29,7 @@ export const keyPages: FastifyPluginAsync<KeyPagesOptions> = (app, options) => {
   const params = audience === 'operator' ? object({ username: USERNAME, id: ID }, ['username', 'id']) : object({ id: ID }, ['id']);
   const service = (principal: Principal, request: FastifyRequest) => options.accounts.withActor(actorOf(principal, request));
 
-  app.post<{ Body: { name: string } }>('', { schema: { ...accountParams, body: ctx.form({ name: str(64, { minLength: 1 }) }, ['name']) } }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>('', { schema: { ...accountParams, body: ctx.formOf(keyCreateBody) } }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, audience);
     requireWrite(principal);
     const username = await options.account(principal, request);

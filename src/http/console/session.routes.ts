@@ -4,7 +4,7 @@ import type { Throttles } from '../../users/login-throttle.js';
 import { UserError, type UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
 import { LOGIN_FORM } from '../auth/form-token.js';
-import { object, PASSWORD, str } from '../api/api-schemas.js';
+import { object, PASSWORD, passwordBody, str } from '../api/api-schemas.js';
 import { loginPage, passwordPage } from './auth-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
@@ -89,7 +89,7 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
 
   app.post<{ Body: { currentPassword: string; newPassword: string } }>(
     '/password',
-    { schema: { body: ctx.form({ currentPassword: PASSWORD, newPassword: PASSWORD }, ['currentPassword', 'newPassword']) } },
+    { schema: { body: ctx.formOf(passwordBody) } },
     async (request, reply) => {
       const found = await sessionOf(request);
       if (!found) return reply.redirect('/console/login', 303);

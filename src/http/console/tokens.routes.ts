@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
-import { idParams, NAME, object, str } from '../api/api-schemas.js';
+import { idParams, object, str, tokenCreateBody } from '../api/api-schemas.js';
 import type { UserService } from '../../users/user.service.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { tokenCreatedPage, TOKENS_PATH, tokensPage } from './token-pages.js';
@@ -18,7 +18,7 @@ export const tokenPages: FastifyPluginAsync<ConsolePageOptions & { readonly user
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
     '',
-    { schema: { body: ctx.form({ name: NAME, scope: { type: 'string', enum: ['read', 'write'] } }, ['name', 'scope']) } },
+    { schema: { body: ctx.formOf(tokenCreateBody) } },
     async (request, reply) => {
       const { principal, viewer } = await ctx.signIn(request, 'operator');
       requireWrite(principal);

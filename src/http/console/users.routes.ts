@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { UserService } from '../../users/user.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
-import { USERNAME, usernameParams } from '../api/api-schemas.js';
+import { userInviteBody, usernameParams } from '../api/api-schemas.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { inviteCreatedPage } from './operator-pages.js';
 
@@ -10,7 +10,7 @@ export const userPages: FastifyPluginAsync<ConsolePageOptions & { readonly users
   const { ctx } = options;
   app.post<{ Params: { username: string }; Body: { name: string; role: 'owner' | 'member' } }>(
     '',
-    { schema: { params: usernameParams, body: ctx.form({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']) } },
+    { schema: { params: usernameParams, body: ctx.formOf(userInviteBody) } },
     async (request, reply) => {
       const { principal, viewer } = await ctx.signIn(request, 'operator');
       requireWrite(principal);

@@ -11,10 +11,14 @@ import { CanadianSpecsClient } from '../nhtsa/canadian-specs.client.js';
 import { CarSpecificationsProvider } from '../nhtsa/car-specifications.provider.js';
 import { NhtsaRecallsClient } from '../nhtsa/nhtsa-recalls.client.js';
 import { RecalledVinProvider } from '../nhtsa/recalled-vin.provider.js';
+import { NhtsaRatingsClient } from '../nhtsa/nhtsa-ratings.client.js';
+import { RATED_OPERATIONS, SafetyRatingsProvider } from '../nhtsa/safety-ratings.enricher.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import type { OfflineVinProvider } from '../vin-offline/offline-vin.provider.js';
 import { NorwayVehicleProvider } from '../vegvesen/norway-vehicle.provider.js';
 import { VegvesenClient } from '../vegvesen/vegvesen.client.js';
+import { IsraelClient } from '../israel/israel.client.js';
+import { IsraelVehicleProvider } from '../israel/israel-vehicle.provider.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import type { ProviderConfig } from '../../config/provider-config.js';
@@ -62,6 +66,11 @@ function norwayRegistrations(context: UpstreamContext, config: ProviderConfig): 
   return config.vegvesen ? [{ operations: ['CheckNorway'], provider: new NorwayVehicleProvider(VegvesenClient.create(context, config.vegvesen)) }] : [];
 }
 
+/** Israel: `CheckIsrael` from the Ministry of Transport registers on data.gov.il. */
+function israelRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  return config.israel ? [{ operations: ['CheckIsrael'], provider: new IsraelVehicleProvider(IsraelClient.create(context, config.israel)) }] : [];
+}
+
 /**
  * US recalls and Canadian specifications (upstream-sources.md §10.4, §10.6), behind
  * `CheckRecalledVIN` (a `string`) and `CarSpecifications` (a `DataGrid`). The recalls need the
@@ -71,6 +80,12 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
   const registrations: ProviderRegistration[] = [];
   if (config.nhtsaRecalls && deps.vinOffline) {
     registrations.push({ operations: ['CheckRecalledVIN'], provider: new RecalledVinProvider(deps.vinOffline, NhtsaRecallsClient.create(context, config.nhtsaRecalls)) });
+  }
+  if (config.nhtsaRatings) {
+    // An enrichment, not a provider: every provider of VinCheck and CheckUSA (the local store's
+    // imported records too) has its found vehicles rated.
+    const ratings = NhtsaRatingsClient.create(context, config.nhtsaRatings);
+    registrations.push({ operations: RATED_OPERATIONS, wrap: (provider) => new SafetyRatingsProvider(provider, ratings) });
   }
   if (config.canadaSpecs) {
     registrations.push({ operations: ['CarSpecifications'], provider: new CarSpecificationsProvider(CanadianSpecsClient.create(context, config.canadaSpecs), deps.clock) });
@@ -94,6 +109,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...ukRegistrations(context, config),
     ...netherlandsRegistrations(context, config),
     ...norwayRegistrations(context, config),
+    ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
   ];
 }

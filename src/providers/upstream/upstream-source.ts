@@ -7,26 +7,7 @@ import { SecretRedactor } from './secret-redactor.js';
 import type { CachedAnswer, UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
-
-/** The operator's settings for one upstream (read by provider-config.ts from `<PREFIX>_*`). */
-export interface UpstreamSettings {
-  /** Provider name: metrics label, /readyz key and cache partition (`dvla`, `dvsa-mot`). */
-  readonly name: string;
-  /** Base URL without a trailing slash. */
-  readonly baseUrl: string;
-  /** Per-attempt timeout (ms). */
-  readonly timeoutMs: number;
-  /** Whole-request budget including the retry and any Retry-After wait (ms). */
-  readonly budgetMs: number;
-  /** How long a found answer is reused (s); 0 turns caching off. */
-  readonly cacheTtlS: number;
-  /** How long a not-found answer is reused (s); shorter, so a new registration shows soon. */
-  readonly notFoundTtlS: number;
-  /** Consecutive failed lookups that open the circuit. */
-  readonly breakerFailures: number;
-  /** How long the circuit stays open before a trial call (ms). */
-  readonly breakerOpenMs: number;
-}
+import type { UpstreamSettings } from '../../config/provider-config.js';
 
 /** Shared by every upstream source of an app. */
 export interface UpstreamContext {

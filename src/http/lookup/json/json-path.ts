@@ -22,11 +22,6 @@ export function decodeSegment(segment: string): string {
   }
 }
 
-/** The documented path shape, e.g. `/CheckUSA/{RegistrationNumber}/{State}`. */
-export function pathShape(op: OperationDeclaration): string {
-  return `/${op.name}${op.jsonPath.segments.map((s) => `/{${s.label}}`).join('')}`;
-}
-
 /**
  * Maps path segments to parameter values following the operation's declared path shape. Segments
  * of one parameter (a KBA number's two halves) are joined with the shape's `joinWith`, in order.
@@ -38,7 +33,7 @@ export function bindJsonSegments(op: OperationDeclaration, rawSegments: readonly
     const expected = required === shape.length ? `${shape.length}` : `${required} to ${shape.length}`;
     throw new LookupError(
       'INVALID_INPUT',
-      `${op.name} expects ${pathShape(op)}: ${expected} path value${shape.length === 1 ? '' : 's'} after the method name, got ${rawSegments.length}`,
+      `${op.name} expects ${Catalogue.jsonPathShape(op)}: ${expected} path value${shape.length === 1 ? '' : 's'} after the method name, got ${rawSegments.length}`,
     );
   }
   const joinWith = op.jsonPath.joinWith ?? '';

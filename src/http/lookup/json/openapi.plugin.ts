@@ -10,7 +10,7 @@ export interface OpenApiPluginOptions {
 
 const ASSET_FOLDER = '/openapi/assets';
 
-/** Where the JSON interface's OpenAPI document and its page are served (README "JSON interface"). */
+/** Where the JSON interface's OpenAPI document and its page are served (docs/interfaces.md "JSON interface"). */
 export const OPENAPI_PATHS = {
   document: '/openapi/lookup.json',
   page: '/openapi/lookup',
