@@ -192,7 +192,8 @@ describe('web console', () => {
       const res = await post(t, '/console/admin/accounts/alice/credits', fields, root);
       expect(res.statusCode, JSON.stringify(fields)).toBe(400);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.body).toMatch(/The field “[a-z]+”/);
+      // Shown again at the form, in plain words (issue 26 item 3).
+      expect(res.body).toMatch(/class="field-error"[^>]*>(Amount|Change|Input) /);
     }
     expect(await t.services.accounts.balance('alice')).toBe(5);
     const unknown = await get(t, '/console/admin/accounts/nobody', root);

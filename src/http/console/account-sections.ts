@@ -1,4 +1,5 @@
 import type { Account } from '../../accounts/account.js';
+import { fieldMessage, formMessage, invalidAttrs, typed, type FormError } from './form-errors.js';
 import { accountStatus } from '../../accounts/account.js';
 import type { ApiKeyInfo } from '../../accounts/api-key.repository.js';
 import type { FreeLedgerReason, LedgerRow, LedgerRowType, UsageRow } from '../../accounts/ledger-queries.js';
@@ -126,7 +127,7 @@ function keyState(key: ApiKeyInfo): string {
   return 'live';
 }
 
-export function keysSection(view: AccountView, paths: AccountPaths, viewer: Viewer): Html {
+export function keysSection(view: AccountView, paths: AccountPaths, viewer: Viewer, error?: FormError): Html {
   const live = (k: ApiKeyInfo) => k.revokedAt === null;
   return html`<section aria-labelledby="keys">
   <h2 id="keys">API keys</h2>
@@ -146,8 +147,8 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
   </table></div>
   ${
     viewer.canWrite
-      ? html`<form method="post" action="${paths.page}/keys" class="row">${csrfField(viewer)}
-    <div><label for="key-name">New key name</label><input type="text" id="key-name" name="name" required maxlength="64" placeholder="e.g. production"></div>
+      ? html`<form method="post" action="${paths.page}/keys" class="row">${csrfField(viewer)}${formMessage(error, 'key', ['name'])}
+    <div><label for="key-name">New key name</label><input type="text" id="key-name" name="name" required placeholder="e.g. production" value="${typed(error, 'key', 'name')}"${invalidAttrs(error, 'key', 'name', 'key-name')}><span class="hint">at most 64 characters</span>${fieldMessage(error, 'key', 'name', 'key-name')}</div>
     <div><button type="submit">Create key</button></div></form>`
       : ''
   }

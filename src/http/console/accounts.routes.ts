@@ -1,4 +1,6 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { Viewer } from './layout.js';
+import { formErrorOf, type FormError } from './form-errors.js';
 import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND } from '../../accounts/account.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
 import type { UserService } from '../../users/user.service.js';
@@ -14,6 +16,19 @@ export interface AccountsPagesOptions extends ConsolePageOptions, AccountViewDep
   readonly audit: AuditLog;
 }
 
+/** What the operator's page of an account is read from. */
+export interface OperatorAccountDeps extends AccountViewDeps {
+  readonly users: Pick<UserService, 'list'>;
+  readonly audit: Pick<AuditLog, 'list'>;
+}
+
+/** The operator's page of an account, with a notice or a form shown again with its error. */
+export async function operatorAccountHtml(deps: OperatorAccountDeps, viewer: Viewer, username: string, query: LedgerQs, extra: { notice?: string | undefined; error?: FormError | undefined } = {}): Promise<string> {
+  const account = await deps.accounts.show(username);
+  const [view, users, audit] = await Promise.all([accountView(deps, account, query), deps.users.list(account.id), deps.audit.list({ targetKind: 'account', target: account.username, limit: 20 })]);
+  return operatorAccountPage(viewer, { ...view, users, audit, ...extra });
+}
+
 /** Page size and paging of the account list. */
 const listQuery = object({ search: str(64), offset: int(0, 1_000_000_000) });
 const nullableRate = (max: number) => ({ anyOf: [{ type: 'integer', minimum: 0, maximum: max }, { type: 'string', maxLength: 0 }] });
@@ -26,18 +41,31 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
   const { ctx } = options;
   const service = (...args: Parameters<typeof actorOf>) => options.accounts.withActor(actorOf(...args));
 
-  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery } }, async (request, reply) => {
-    const { viewer } = await ctx.signIn(request, 'operator');
-    const { search = '', offset = 0 } = request.query;
+  const listHtml = async (viewer: Viewer, query: { search?: string; offset?: number }, error?: FormError) => {
+    const { search = '', offset = 0 } = query;
     const limit = 50;
     const { accounts, total } = await options.accounts.list({ search, limit, offset });
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, accountsPage(viewer, { accounts, total, search, offset, limit }));
+    return accountsPage(viewer, { accounts, total, search, offset, limit, error });
+  };
+  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery } }, async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await listHtml(viewer, request.query));
   });
 
-  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.formOf(accountCreateBody) } }, async (request, reply) => {
+  // A refused value shows the list again with the form, its values and the message by the field.
+  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.formOf(accountCreateBody) }, attachValidation: true }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
-    const { account, apiKey } = await service(principal, request).create(request.body.username, request.body.credits ?? 0);
+    let created;
+    try {
+      if (request.validationError) throw request.validationError;
+      created = await service(principal, request).create(request.body.username, request.body.credits ?? 0);
+    } catch (thrown) {
+      const error = formErrorOf('create', request.body, request.validationError as FastifyError | undefined, thrown);
+      if (!error) throw thrown;
+      return ctx.render(reply, await listHtml(viewer, {}, error), 400);
+    }
+    const { account, apiKey } = created;
     const back = accountPaths(account.username).page;
     return ctx.render(reply, accountCreatedPage(viewer, secretShown(`Account ${account.username} is created with ${account.credits} credits and its first API key.`, account.username, apiKey, ctx.baseUrl(request), back)), 201);
   });
@@ -47,15 +75,9 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
     { schema: { params: usernameParams, querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), done: str(32) }) } },
     async (request, reply) => {
       const { viewer } = await ctx.signIn(request, 'operator');
-      const account = await options.accounts.show(request.params.username);
       const { done, ...query } = request.query;
-      const [view, users, audit] = await Promise.all([
-        accountView(options, account, query),
-        options.users.list(account.id),
-        options.audit.list({ targetKind: 'account', target: account.username, limit: 20 }),
-      ]);
       const notice = done === undefined ? undefined : DONE_MESSAGES[done];
-      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, operatorAccountPage(viewer, { ...view, users, audit, notice }));
+      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await operatorAccountHtml(options, viewer, request.params.username, query, { notice }));
     },
   );
 

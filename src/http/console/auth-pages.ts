@@ -54,3 +54,9 @@ export function errorPage(status: number, text: HtmlValue, viewer?: Viewer): str
   const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
   return page(title, html`${message('error', text)}<p><a href="/console">Back to the console</a></p>`, viewer);
 }
+
+/** An unknown console address: the console's own page, with where to go from here. */
+export function notFoundPage(path: string, viewer?: Viewer): string {
+  const home = viewer === undefined ? html`<a href="/console/login">Log in to the console</a>` : html`<a href="${viewer.user.accountId === null ? '/console/admin' : '/console/account'}">Back to the console</a>`;
+  return page('Page not found', html`${message('error', html`There is no console page at <code>${path}</code>.`)}<p>${home}</p>`, viewer);
+}

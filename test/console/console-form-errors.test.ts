@@ -1,0 +1,123 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
+import { PASSWORD, users } from '../admin/admin-harness.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
+
+/**
+ * Issue 26 items 3 and 9: a refused form value shows the form again with the message by its field
+ * in plain words and the typed values kept, under the logged-in header; error and missing pages
+ * show the logged-in header whenever the session is valid.
+ */
+describe('console: form errors and missing pages', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  async function operator(): Promise<ConsoleSession> {
+    const { inviteToken } = await users(t).createOperator('olga', 'admin', true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    return consoleLogin(t, 'olga');
+  }
+  const LOGGED_IN = 'action="/console/logout"';
+  const fieldOf = (body: string, id: string) => new RegExp(`<input[^>]*id="${id}"[^>]*>`).exec(body)?.[0] ?? '';
+
+  it('a space in a new account name shows the form again, the name kept, the message by the field', async () => {
+    const s = await operator();
+    const res = await post(t, '/console/admin/accounts', { username: 'acme corp', credits: 25 }, s);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toContain('Cannot do that');
+    expect(res.body).not.toContain('^[A-Za-z');
+    expect(res.body).toContain(LOGGED_IN);
+    expect(fieldOf(res.body, 'new-username')).toContain('value="acme corp"');
+    expect(fieldOf(res.body, 'new-username')).toContain('aria-invalid="true"');
+    expect(fieldOf(res.body, 'new-credits')).toContain('value="25"');
+    expect(res.body).toContain('id="new-username-error"');
+    expect(res.body).toContain('User name may hold only letters, digits and . _ @ - (no spaces).');
+    await expect(t.services.accounts.show('acme corp')).rejects.toThrow();
+  });
+
+  it('an over-long account name is refused with its limit, not cut to 64 characters', async () => {
+    const s = await operator();
+    const name = 'a'.repeat(70);
+    const res = await post(t, '/console/admin/accounts', { username: name }, s);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('User name may be at most 64 characters long (this one has 70).');
+    expect(fieldOf(res.body, 'new-username')).not.toContain('maxlength');
+    expect(res.body).toContain('at most 64 characters');
+    expect((await t.services.accounts.list({ search: '', limit: 10, offset: 0 })).total).toBe(0);
+  });
+
+  it('an existing account name is said at the form, values kept', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    const s = await operator();
+    const res = await post(t, '/console/admin/accounts', { username: 'acme', credits: 5 }, s);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain(LOGGED_IN);
+    expect(fieldOf(res.body, 'new-username')).toContain('value="acme"');
+    expect(res.body).toMatch(/class="field-error" role="alert">[^<]*acme/);
+  });
+
+  it('amount 0 shows the account page again with the credits form kept', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 10);
+    const s = await operator();
+    const res = await post(t, '/console/admin/accounts/acme/credits', { operation: 'remove', amount: 0, reference: 'INV-7', note: 'oops' }, s);
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('Account acme');
+    expect(res.body).toContain(LOGGED_IN);
+    expect(res.body).toContain('Amount must be at least 1.');
+    expect(fieldOf(res.body, 'c-amount')).toContain('aria-describedby="c-amount-error"');
+    expect(fieldOf(res.body, 'c-reference')).toContain('value="INV-7"');
+    expect(fieldOf(res.body, 'c-note')).toContain('value="oops"');
+    expect(res.body).toContain('<option value="remove" selected>');
+    expect((await t.services.accounts.show('acme')).credits).toBe(10);
+  });
+
+  it('an over-long key name shows the account page again, the name kept and its limit said (operator and customer)', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    const long = 'k'.repeat(65);
+    const op = await post(t, '/console/admin/accounts/acme/keys', { name: long }, await operator());
+    expect(op.statusCode).toBe(400);
+    expect(op.body).toContain('Account acme');
+    expect(fieldOf(op.body, 'key-name')).toContain(`value="${long}"`);
+    expect(op.body).toContain('Name may be at most 64 characters long (this one has 65).');
+    const { inviteToken } = await users(t).createCustomer('acme', 'carla', 'owner');
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    const own = await post(t, '/console/account/keys', { name: long }, await consoleLogin(t, 'carla'));
+    expect(own.statusCode).toBe(400);
+    expect(own.body).toContain(LOGGED_IN);
+    expect(fieldOf(own.body, 'key-name')).toContain('aria-invalid="true"');
+    expect(await t.services.accounts.listKeys('acme')).toHaveLength(1);
+  });
+
+  it('a customer opening an operator URL sees the refusal under their logged-in header', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    const { inviteToken } = await users(t).createCustomer('acme', 'carla', 'owner');
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    const s = await consoleLogin(t, 'carla');
+    const res = await get(t, '/console/admin/accounts', s);
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain(LOGGED_IN);
+    expect(res.body).toContain('href="/console/account"');
+  });
+
+  it('an unknown console URL is a console page with the navigation, logged in or not', async () => {
+    const s = await operator();
+    const res = await get(t, '/console/admin/no-such-page', s);
+    expect(res.statusCode).toBe(404);
+    expect(res.headers['content-type']).toContain('text/html');
+    expect(res.body).toContain('Page not found');
+    expect(res.body).toContain(LOGGED_IN);
+    expect(res.body).toContain('href="/console/admin/accounts"');
+    const anonymous = await get(t, '/console/nothing<here>');
+    expect(anonymous.statusCode).toBe(404);
+    expect(anonymous.body).toContain('href="/console/login"');
+    expect(anonymous.body).not.toContain('<here>');
+    // Outside the console the service's own 404 stays.
+    expect((await get(t, '/no-such-thing')).headers['content-type']).toContain('text/plain');
+  });
+});
