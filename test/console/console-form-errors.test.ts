@@ -120,4 +120,15 @@ describe('console: form errors and missing pages', () => {
     // Outside the console the service's own 404 stays.
     expect((await get(t, '/no-such-thing')).headers['content-type']).toContain('text/plain');
   });
+
+  it('the ledger "Operation" filter is a select of the catalogue\'s operations, the chosen one kept', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    const s = await operator();
+    const res = await get(t, '/console/admin/accounts/acme?operation=CheckUSA', s);
+    expect(res.statusCode).toBe(200);
+    const select = /<select id="f-operation" name="operation">([\s\S]*?)<\/select>/.exec(res.body)?.[1] ?? '';
+    expect(select).toContain('<option value="">all</option>');
+    expect(select).toContain('<option selected>CheckUSA</option>');
+    expect(select.match(/<option/g)).toHaveLength(t.services.catalogue.operations.length + 1);
+  });
 });

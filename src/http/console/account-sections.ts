@@ -19,6 +19,8 @@ export interface AccountView {
   readonly days: readonly string[];
   /** The filters the ledger was read with, echoed into the form and the links. */
   readonly filter: { readonly operation?: string | undefined; readonly type?: LedgerRowType | undefined; readonly charged?: boolean | undefined };
+  /** The operations the ledger can be filtered on (the catalogue's). */
+  readonly operations: readonly string[];
 }
 
 /** The links this page's forms post to, and where the API serves its CSV. */
@@ -97,12 +99,14 @@ export function ledgerSection(view: AccountView, paths: AccountPaths): Html {
   const { filter } = view;
   const filters = { operation: filter.operation, type: filter.type, charged: filter.charged };
   const csv = `${paths.api}/ledger.csv${query(filters)}`;
+  // A link's operation the catalogue no longer has (a retired one) stays choosable.
+  const operations = filter.operation === undefined || view.operations.includes(filter.operation) ? [...view.operations].sort() : [filter.operation, ...[...view.operations].sort()];
   const option = (value: LedgerRowType | '', label: string) => html`<option value="${value}"${(filter.type ?? '') === value ? ' selected' : ''}>${label}</option>`;
   return html`<section aria-labelledby="ledger">
   <h2 id="ledger">Ledger</h2>
   <p class="muted">One row per lookup that found its answer (charged, or free with the reason) and per credit change. Lookups that find nothing or fail cost nothing and write no row.</p>
   <form method="get" action="${paths.page}" class="row" aria-label="Filter the ledger">
-    <div><label for="f-operation">Operation</label><input type="text" id="f-operation" name="operation" value="${filter.operation ?? ''}" maxlength="64"></div>
+    <div><label for="f-operation">Operation</label><select id="f-operation" name="operation"><option value="">all</option>${operations.map((name) => html`<option${name === filter.operation ? ' selected' : ''}>${name}</option>`)}</select></div>
     <div><label for="f-type">Rows</label><select id="f-type" name="type">
       ${filter.charged === false ? html`<option value="" selected>all but charged lookups</option>` : option('', 'all')}${option('charged', 'charged lookups')}${option('free', 'free lookups')}${option('lookups', 'all lookups')}${option('credits', 'credit changes')}
     </select></div>

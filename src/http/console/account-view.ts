@@ -21,6 +21,8 @@ export interface AccountViewDeps {
   readonly accounts: AccountService;
   readonly ledger: LedgerQueries;
   readonly clock: Clock;
+  /** The catalogue's operation names, the choices of the ledger's "Operation" filter. */
+  readonly operations: readonly string[];
 }
 
 /** What an account's page shows (the customer's own and the operator's): usage, a ledger page, keys. */
@@ -40,7 +42,7 @@ export async function accountView(deps: AccountViewDeps, account: Account, query
     deps.accounts.listKeys(account.username),
   ]);
   const last = rows.at(-1);
-  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, days, filter };
+  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, days, filter, operations: deps.operations };
 }
 
 /** The notices an operator's account page shows after a change (`?done=`). */

@@ -210,7 +210,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const render = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
   const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
   const ctx: ConsoleContext = { signIn, render, passwordFirst, form, formOf, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
-  const views = { accounts: options.accounts, ledger, clock: options.clock };
+  const views = { accounts: options.accounts, ledger, clock: options.clock, operations: options.lookups.catalogue.operations.map((o) => o.name) };
   const OPERATOR_ACCOUNT = '/console/admin/accounts/:username';
 
   // ---- public: front page, assets, login, invite, sign-up ----
