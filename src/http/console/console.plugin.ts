@@ -32,7 +32,8 @@ import { ASSETS_PREFIX } from './console-assets.js';
 import type { Audience, ConsoleContext } from './console-context.js';
 import { auditPages } from './audit.routes.js';
 import { creditPages } from './credits.routes.js';
-import { CUSTOMER_PATHS, customerPage } from './customer-pages.js';
+import { CUSTOMER_PATHS, customerPage, lowCreditNotice } from './customer-pages.js';
+import type { Account } from '../../accounts/account.js';
 import { accountView } from './account-view.js';
 import { IMPORTS_PATH } from './import-pages.js';
 import { importPages } from './imports.routes.js';
@@ -77,6 +78,8 @@ export interface ConsoleOptions {
   readonly lookupStats: LookupStatsRepository;
   /** Import jobs, for the Imports pages (src/http/console/imports.routes.ts). */
   readonly imports: ImportJobs;
+  /** CONSOLE_TOPUP_URL: how a customer gets more credits (a link or a sentence). */
+  readonly topUp?: string | undefined;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
@@ -213,6 +216,9 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const views = { accounts: options.accounts, ledger, clock: options.clock, operations: options.lookups.catalogue.operations.map((o) => o.name) };
   const OPERATOR_ACCOUNT = '/console/admin/accounts/:username';
 
+  // A customer's low or empty balance, with the way to more credits (issue 26 item 4).
+  const creditState = async (account: Account) => lowCreditNotice(account.credits, (await options.alerting.alerts.thresholds(account.id)).thresholds, options.topUp);
+
   // ---- public: front page, assets, login, invite, sign-up ----
   await app.register(frontPageRoutes, { ctx, services: options.services, signup: options.signup });
   await app.register(assetRoutes, { prefix: ASSETS_PREFIX });
@@ -223,8 +229,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(signupPages, { ctx, users: options.users, signup: options.signup, prefix: SIGNUP_PATH });
 
   // ---- customers ----
-  await app.register(accountPages, { ctx, ...views, prefix: CUSTOMER_PATHS.page });
-  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, prefix: TRY_IT_PATH });
+  await app.register(accountPages, { ctx, ...views, credit: creditState, prefix: CUSTOMER_PATHS.page });
+  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, credit: creditState, prefix: TRY_IT_PATH });
   await app.register(keyPages, {
     ctx,
     accounts: options.accounts,

@@ -26,6 +26,8 @@ export interface TryItInput {
   /** The values typed, by parameter name (shown again after a run). */
   readonly values: Readonly<Record<string, string | undefined>>;
   readonly outcome?: TryItOutcome;
+  /** An empty or low balance's notice, with the way to more credits. */
+  readonly credit?: Html | undefined;
 }
 
 function parameterInputs(op: OperationDeclaration, values: TryItInput['values']): Html[] {
@@ -51,7 +53,7 @@ export function tryItPage(viewer: Viewer, input: TryItInput): string {
   const op = input.operation;
   return page(
     'Try it',
-    html`<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
+    html`${input.credit}<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
 <form method="get" action="${TRY_IT_PATH}" class="row" aria-label="Choose an operation">
   <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`)}</select></div>
   <div><button type="submit" class="secondary">Choose</button></div>

@@ -11,6 +11,8 @@ import { object, str } from '../api/api-schemas.js';
 import { writeHttpResult } from '../lookup/asmx-http/asmx-http.plugin.js';
 import { ownAccount } from './account.routes.js';
 import type { ConsolePageOptions } from './console-context.js';
+import type { Html } from './html.js';
+import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
 import { tryItPage, type TryItOutcome } from './try-it-page.js';
 
@@ -20,6 +22,8 @@ export interface TryItPagesOptions extends ConsolePageOptions {
   readonly accounts: AccountService;
   /** The operations, the lookup pipeline and each operation's XML namespace. */
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
+  /** The notice of an empty or low balance, with the way to more credits (customer-pages.ts lowCreditNotice). */
+  readonly credit: (account: Account) => Promise<Html | undefined>;
 }
 
 /** The customer's "Try it" page, under TRY_IT_PATH: one lookup through the pipeline, charged as the API charges it. */
@@ -34,8 +38,9 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
   };
 
   app.get<{ Querystring: { operation?: string } }>('', { schema: { querystring: object({ operation: str(64) }) } }, async (request, reply) => {
-    const { viewer } = await ctx.signIn(request, 'customer');
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {} }));
+    const { principal, viewer } = await ctx.signIn(request, 'customer');
+    const credit = await options.credit(await ownAccount(options, principal));
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {}, credit }));
   });
 
   // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
@@ -75,7 +80,9 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
       if (!(error instanceof LookupError)) throw error;
       outcome = { ok: false, error: error.message };
     }
-    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome }), outcome.ok ? 200 : 422);
+    // The balance after this lookup decides the notice.
+    const credit = await options.credit(await ownAccount(options, principal));
+    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome, credit }), outcome.ok ? 200 : 422);
   });
   return Promise.resolve();
 };
