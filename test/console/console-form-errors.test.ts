@@ -132,3 +132,24 @@ describe('console: form errors and missing pages', () => {
     expect(select.match(/<option/g)).toHaveLength(t.services.catalogue.operations.length + 1);
   });
 });
+
+describe('console: the navigation marks the current page', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('aria-current="page" on the section of the page shown, and on no other link', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    const { inviteToken } = await users(t).createOperator('olga', 'admin', true);
+    await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    const s = await consoleLogin(t, 'olga');
+    const marked = (body: string) => [...body.matchAll(/<a href="([^"]+)" aria-current="page">/g)].map((m) => m[1]);
+    expect(marked((await get(t, '/console/admin', s)).body)).toEqual(['/console/admin']);
+    expect(marked((await get(t, '/console/admin/accounts/acme', s)).body)).toEqual(['/console/admin/accounts']);
+    expect(marked((await get(t, '/console/admin/audit?action=x', s)).body)).toEqual(['/console/admin/audit']);
+  });
+});

@@ -84,6 +84,9 @@ export interface ConsoleOptions {
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
 const FORM_BODY_LIMIT = 16 * 1024;
+
+/** The request's path without its query. */
+const pathOf = (request: FastifyRequest): string => originForm(request.url).split('?', 1)[0] ?? '';
 const EMPTY_MEANS_DEFAULT = new Set(['perSecond', 'perDay']);
 
 type Form = Record<string, string>;
@@ -160,7 +163,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
       const session = await options.users.session(sessionId);
       if (!session) return undefined;
       const { user } = session;
-      return { user, csrf: session.csrfToken, canWrite: !user.mustChangePassword && (user.role === 'admin' || user.role === 'owner') };
+      return { user, csrf: session.csrfToken, canWrite: !user.mustChangePassword && (user.role === 'admin' || user.role === 'owner'), here: pathOf(request) };
     } catch (err) {
       // The page still answers without the header (the store being down is what failed).
       request.log.warn({ err }, 'console: session of an error page not read');
@@ -205,7 +208,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     const principal = await authenticate(request, options.users, audience);
     const session = await options.users.session(sessionId);
     if (!session) throw new ApiError(401, 'unauthorized', 'Log in first.');
-    const signedIn = { principal, viewer: { user: principal.user, csrf: session.csrfToken, canWrite: principal.canWrite } };
+    const signedIn = { principal, viewer: { user: principal.user, csrf: session.csrfToken, canWrite: principal.canWrite, here: pathOf(request) } };
     viewers.set(request, signedIn);
     return signedIn;
   }

@@ -7,6 +7,8 @@ export interface Viewer {
   readonly user: User;
   readonly csrf: string;
   readonly canWrite: boolean;
+  /** The path of the page asked for, so the navigation marks where the user is (aria-current). */
+  readonly here?: string | undefined;
 }
 
 /** The hidden field every console form carries (the session's CSRF token). */
@@ -31,7 +33,10 @@ function navigation(viewer: Viewer): Html {
           ['/console/account/alerts', 'Alerts and webhooks'],
           ['/console/account/try', 'Try it'],
         ];
-  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>
+  // The current section is the link with the longest path the page's path starts with.
+  const here = viewer.here ?? '';
+  const current = links.map(([href]) => href).filter((href) => here === href || here.startsWith(`${href}/`)).sort((a, b) => b.length - a.length)[0];
+  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}"${href === current ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul></nav>
   <form method="post" action="/console/logout">${csrfField(viewer)}<span class="muted-on-dark">${viewer.user.name} (${viewer.user.role}${viewer.user.account === null ? '' : html`, ${viewer.user.account}`})</span> <button type="submit" class="secondary">Log out</button><button type="submit" class="secondary" formaction="/console/logout-everywhere">Log out everywhere</button></form>`;
 }
 
