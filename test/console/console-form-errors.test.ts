@@ -94,6 +94,17 @@ describe('console: form errors and missing pages', () => {
     expect(await t.services.accounts.listKeys('acme')).toHaveLength(1);
   });
 
+  it('the notice after a credit change says what happened (issue 26 item 14)', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 250);
+    const s = await operator();
+    const res = await post(t, '/console/admin/accounts/acme/credits', { operation: 'grant', amount: 1000 }, s);
+    expect(res.statusCode).toBe(303);
+    const shown = await get(t, String(res.headers.location), s);
+    expect(shown.body).toContain('Granted 1,000 credits to acme: balance 1,250.');
+    const removed = await post(t, '/console/admin/accounts/acme/credits', { operation: 'remove', amount: 1 }, s);
+    expect((await get(t, String(removed.headers.location), s)).body).toContain('Removed 1 credit from acme: balance 1,249.');
+  });
+
   it('a customer opening an operator URL sees the refusal under their logged-in header', async () => {
     await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
     const { inviteToken } = await users(t).createCustomer('acme', 'carla', 'owner');

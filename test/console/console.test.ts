@@ -154,7 +154,7 @@ describe('web console', () => {
     expect((await lookup('bob', key)).statusCode).toBe(200);
     expect(created.body).toContain(`curl -u &#39;bob:${key}&#39;`);
 
-    expect((await post(t, '/console/admin/accounts/bob/credits', { operation: 'grant', amount: 50, reference: 'INV-7', note: 'October' }, root)).headers.location).toBe('/console/admin/accounts/bob?done=granted');
+    expect((await post(t, '/console/admin/accounts/bob/credits', { operation: 'grant', amount: 50, reference: 'INV-7', note: 'October' }, root)).headers.location).toBe('/console/admin/accounts/bob?done=granted&amount=50');
     const page = await get(t, '/console/admin/accounts/bob', root);
     expect(page.body).toContain('data-testid="balance">52<');
     expect(page.body).toContain('50 credits granted by an operator, reference <code>INV-7</code>: October.');

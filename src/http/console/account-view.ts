@@ -55,5 +55,15 @@ export const DONE_MESSAGES: Readonly<Record<string, string>> = {
   revoked: 'The key is revoked.',
 };
 
-/** Back to the operator's page of the account, with the notice of what was done. */
-export const backToAccount = (reply: FastifyReply, username: string, done: keyof typeof DONE_MESSAGES): FastifyReply => reply.redirect(`${accountPaths(username).page}?done=${done}`, 303);
+/** Back to the operator's page of the account, with the notice of what was done (and how many credits). */
+export const backToAccount = (reply: FastifyReply, username: string, done: keyof typeof DONE_MESSAGES, amount?: number): FastifyReply =>
+  reply.redirect(`${accountPaths(username).page}?done=${done}${amount === undefined ? '' : `&amount=${amount}`}`, 303);
+
+/** The notice of what was done, saying what happened: "Granted 1,000 credits to acme: balance 1,250." */
+export function doneNotice(done: string, account: Account, amount: number | undefined): string | undefined {
+  const n = (value: number) => value.toLocaleString('en');
+  if ((done === 'granted' || done === 'removed') && amount !== undefined) {
+    return `${done === 'granted' ? 'Granted' : 'Removed'} ${n(amount)} credit${amount === 1 ? '' : 's'} ${done === 'granted' ? 'to' : 'from'} ${account.username}: balance ${n(account.credits)}.`;
+  }
+  return DONE_MESSAGES[done];
+}

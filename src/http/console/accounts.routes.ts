@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import type { Viewer } from './layout.js';
+import type { Account } from '../../accounts/account.js';
 import { formErrorOf, type FormError } from './form-errors.js';
 import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND } from '../../accounts/account.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
@@ -7,7 +8,7 @@ import type { UserService } from '../../users/user.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
 import { accountCreateBody, int, object, str, usernameParams } from '../api/api-schemas.js';
 import { secretShown } from './account-sections.js';
-import { accountView, backToAccount, DONE_MESSAGES, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
+import { accountView, backToAccount, doneNotice, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { accountCreatedPage, accountPaths, accountsPage, operatorAccountPage } from './operator-pages.js';
 
@@ -23,10 +24,10 @@ export interface OperatorAccountDeps extends AccountViewDeps {
 }
 
 /** The operator's page of an account, with a notice or a form shown again with its error. */
-export async function operatorAccountHtml(deps: OperatorAccountDeps, viewer: Viewer, username: string, query: LedgerQs, extra: { notice?: string | undefined; error?: FormError | undefined } = {}): Promise<string> {
+export async function operatorAccountHtml(deps: OperatorAccountDeps, viewer: Viewer, username: string, query: LedgerQs, extra: { notice?: ((account: Account) => string | undefined) | undefined; error?: FormError | undefined } = {}): Promise<string> {
   const account = await deps.accounts.show(username);
   const [view, users, audit] = await Promise.all([accountView(deps, account, query), deps.users.list(account.id), deps.audit.list({ targetKind: 'account', target: account.username, limit: 20 })]);
-  return operatorAccountPage(viewer, { ...view, users, audit, ...extra });
+  return operatorAccountPage(viewer, { ...view, users, audit, error: extra.error, notice: extra.notice?.(account) });
 }
 
 /** Page size and paging of the account list. */
@@ -70,13 +71,13 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
     return ctx.render(reply, accountCreatedPage(viewer, secretShown(`Account ${account.username} is created with ${account.credits} credits and its first API key.`, account.username, apiKey, ctx.baseUrl(request), back)), 201);
   });
 
-  app.get<{ Params: { username: string }; Querystring: LedgerQs & { done?: string } }>(
+  app.get<{ Params: { username: string }; Querystring: LedgerQs & { done?: string; amount?: number } }>(
     '/:username',
-    { schema: { params: usernameParams, querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), done: str(32) }) } },
+    { schema: { params: usernameParams, querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), done: str(32), amount: int(1, Number.MAX_SAFE_INTEGER) }) } },
     async (request, reply) => {
       const { viewer } = await ctx.signIn(request, 'operator');
-      const { done, ...query } = request.query;
-      const notice = done === undefined ? undefined : DONE_MESSAGES[done];
+      const { done, amount, ...query } = request.query;
+      const notice = done === undefined ? undefined : (account: Account) => doneNotice(done, account, amount);
       return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await operatorAccountHtml(options, viewer, request.params.username, query, { notice }));
     },
   );

@@ -29,7 +29,7 @@ export const creditPages: FastifyPluginAsync<ConsolePageOptions & OperatorAccoun
         if (!error) throw thrown;
         return ctx.render(reply, await operatorAccountHtml(options, viewer, username, {}, { error }), 400);
       }
-      return backToAccount(reply, username, operation === 'grant' ? 'granted' : 'removed');
+      return backToAccount(reply, username, operation === 'grant' ? 'granted' : 'removed', amount);
     },
   );
   return Promise.resolve();
