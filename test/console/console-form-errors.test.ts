@@ -164,3 +164,34 @@ describe('console: the navigation marks the current page', () => {
     expect(marked((await get(t, '/console/admin/audit?action=x', s)).body)).toEqual(['/console/admin/audit']);
   });
 });
+
+describe('console: Try it runs what was chosen', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('a run after the select changed to another operation runs nothing and opens the chosen one', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 10);
+    const { inviteToken } = await users(t).createCustomer('acme', 'carla', 'owner');
+    await users(t).acceptInvite(inviteToken, PASSWORD);
+    const s = await consoleLogin(t, 'carla');
+    const page = await get(t, '/console/account/try?operation=CheckFrance', s);
+    // The select is in the form that runs the lookup, beside the operation whose fields are shown.
+    const runForm = /<form method="post" action="\/console\/account\/try"[\s\S]*?<\/form>/.exec(page.body)?.[0] ?? '';
+    expect(runForm).toContain('<select id="t-operation" name="operation">');
+    expect(runForm).toContain('name="shown" value="CheckFrance"');
+    const res = await post(t, '/console/account/try', { operation: 'CheckUSA', shown: 'CheckFrance', RegistrationNumber: 'EG258MA' }, s);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe('/console/account/try?operation=CheckUSA&switched=1');
+    const next = await get(t, String(res.headers.location), s);
+    expect(next.body).toContain('You chose CheckUSA: nothing was run.');
+    expect(next.body).toContain('name="shown" value="CheckUSA"');
+    expect(await t.services.accounts.balance('acme')).toBe(10);
+    const chose = await post(t, '/console/account/try', { operation: 'CheckUSA', shown: 'CheckFrance', choose: '1' }, s);
+    expect(chose.headers.location).toBe('/console/account/try?operation=CheckUSA');
+  });
+});

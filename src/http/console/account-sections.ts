@@ -46,9 +46,15 @@ export function figures(account: Account, usage: readonly UsageRow[]): Html {
 </div>`;
 }
 
+/** A lookup's key as a person reads it: the stored `7KDJ294|CA` is "7KDJ294 (CA)". */
+export function lookupKey(query: string | null): string {
+  const [first = '', ...rest] = (query ?? '').split('|');
+  return rest.length === 0 ? first : `${first} (${rest.join(', ')})`;
+}
+
 /** "A CheckFrance lookup of AB123CD over json", the start of a free row's explanation. */
 function lookup(row: LedgerRow): Html {
-  return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'}`;
+  return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${lookupKey(row.query)}</code> over ${row.interface ?? 'an unknown interface'}`;
 }
 
 /**
@@ -73,7 +79,7 @@ export function whyItCost(row: LedgerRow): Html {
   const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
   switch (row.reason) {
     case 'charged':
-      return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
+      return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${lookupKey(row.query)}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
     case 'free test plate':
     case 'free: no result':
     case 'free: repeated request':

@@ -48,7 +48,7 @@ export function page(title: string, body: HtmlValue, viewer?: Viewer): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · vehicle-lookup</title>
-<link rel="icon" href="data:,">
+<link rel="icon" type="image/svg+xml" href="${ASSETS.icon.path}">
 <link rel="stylesheet" href="${ASSETS.css.path}">
 <script src="${ASSETS.js.path}" defer></script>
 </head>

@@ -14,7 +14,7 @@ import type { ConsolePageOptions } from './console-context.js';
 import type { Html } from './html.js';
 import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
-import { tryItPage, type TryItOutcome } from './try-it-page.js';
+import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
 
 type Form = Record<string, string>;
 
@@ -37,10 +37,10 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     return op;
   };
 
-  app.get<{ Querystring: { operation?: string } }>('', { schema: { querystring: object({ operation: str(64) }) } }, async (request, reply) => {
+  app.get<{ Querystring: { operation?: string; switched?: string } }>('', { schema: { querystring: object({ operation: str(64), switched: str(1) }) } }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'customer');
     const credit = await options.credit(await ownAccount(options, principal));
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {}, credit }));
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {}, credit, switched: request.query.switched !== undefined }));
   });
 
   // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
@@ -51,6 +51,15 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     const { principal, viewer } = await ctx.signIn(request, 'customer');
     const account = await ownAccount(options, principal);
     const operation = chosen(request.body.operation);
+    // The select and the fields share one form: "Choose", or a run after the select changed to
+    // another operation than the one whose fields were shown, opens the chosen one's fields and
+    // runs nothing, whether or not the browser ran the page's script (issue 26 item 6). "Choose"
+    // on the operation already shown runs it (Enter in a field presses the form's first button).
+    const { shown, choose } = request.body;
+    if (shown !== undefined && shown !== operation.name) {
+      const switched = choose === undefined ? '&switched=1' : '';
+      return reply.redirect(`${TRY_IT_PATH}?operation=${encodeURIComponent(operation.name)}${switched}`, 303);
+    }
     const values: Record<string, string> = {};
     for (const parameter of Catalogue.inputParameters(operation)) {
       const value = request.body[parameter.name];
