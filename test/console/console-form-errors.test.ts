@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
 import { PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { lookupKey } from '../../src/http/console/account-sections.js';
 import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
 
 /**
@@ -193,5 +194,33 @@ describe('console: Try it runs what was chosen', () => {
     expect(await t.services.accounts.balance('acme')).toBe(10);
     const chose = await post(t, '/console/account/try', { operation: 'CheckUSA', shown: 'CheckFrance', choose: '1' }, s);
     expect(chose.headers.location).toBe('/console/account/try?operation=CheckUSA');
+  });
+});
+
+describe('console polish (issue 26 item 16)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('serves a favicon: the pages link an SVG icon and /favicon.ico leads to it, so no 404', async () => {
+    const login = await get(t, '/console/login');
+    const href = /<link rel="icon" type="image\/svg\+xml" href="([^"]+)">/.exec(login.body)?.[1] ?? '';
+    const icon = await get(t, href);
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers['content-type']).toBe('image/svg+xml');
+    expect(icon.body).toContain('<svg');
+    const legacy = await get(t, '/favicon.ico');
+    expect(legacy.statusCode).toBe(301);
+    expect(legacy.headers.location).toBe(href);
+  });
+
+  it('the ledger reads a lookup key "7KDJ294|CA" as "7KDJ294 (CA)"', () => {
+    expect(lookupKey('7KDJ294|CA')).toBe('7KDJ294 (CA)');
+    expect(lookupKey('AB123CD')).toBe('AB123CD');
+    expect(lookupKey(null)).toBe('');
   });
 });

@@ -28,7 +28,7 @@ import { ownAccount, accountPages } from './account.routes.js';
 import { accountsPages, operatorAccountHtml } from './accounts.routes.js';
 import { alertPages, type AlertPagesOptions } from './alerts.routes.js';
 import { assetRoutes } from './assets.routes.js';
-import { ASSETS_PREFIX } from './console-assets.js';
+import { ASSETS, ASSETS_PREFIX } from './console-assets.js';
 import type { Audience, ConsoleContext } from './console-context.js';
 import { auditPages } from './audit.routes.js';
 import { creditPages } from './credits.routes.js';
@@ -225,6 +225,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   // ---- public: front page, assets, login, invite, sign-up ----
   await app.register(frontPageRoutes, { ctx, services: options.services, signup: options.signup });
   await app.register(assetRoutes, { prefix: ASSETS_PREFIX });
+  // Browsers ask for /favicon.ico on pages without an icon link (the OpenAPI pages): the console's icon, not a 404 in the log.
+  app.get('/favicon.ico', (_request, reply) => reply.redirect(ASSETS.icon.path, 301));
   await app.register(sessionPages, { ctx, users: options.users, throttles: options.throttles, signup: options.signup, prefix: '/console' });
   await app.register(invitePages, { ctx, users: options.users, accepts: true, prefix: '/console/invite' });
   // The admin API's invite links point at /account/invite#TOKEN; the page posts to /console/invite.
