@@ -224,3 +224,26 @@ describe('console polish (issue 26 item 16)', () => {
     expect(lookupKey(null)).toBe('');
   });
 });
+
+describe('console: viewers are told the pages are read-only (issue 26 item 13)', () => {
+  let t: TestApp;
+  beforeEach(async () => {
+    t = await createTestApp();
+  });
+  afterEach(async () => {
+    await t.close();
+  });
+
+  it('a viewer sees the read-only notice on every page; an admin does not', async () => {
+    await t.services.accounts.withActor(SYSTEM_ACTOR).create('acme', 0);
+    for (const [name, role] of [['vera', 'viewer'], ['olga', 'admin']] as const) {
+      const { inviteToken } = await users(t).createOperator(name, role, true);
+      await users(t).acceptInvite(inviteToken ?? '', PASSWORD);
+    }
+    const viewer = await consoleLogin(t, 'vera');
+    for (const url of ['/console/admin', '/console/admin/accounts', '/console/admin/accounts/acme']) {
+      expect((await get(t, url, viewer)).body, url).toContain('data-testid="read-only"');
+    }
+    expect((await get(t, '/console/admin/accounts', await consoleLogin(t, 'olga'))).body).not.toContain('data-testid="read-only"');
+  });
+});

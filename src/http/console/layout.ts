@@ -57,6 +57,7 @@ export function page(title: string, body: HtmlValue, viewer?: Viewer): string {
 <header class="top"><a class="brand" href="/">vehicle-lookup</a>${viewer ? navigation(viewer) : html`<nav aria-label="Site"><ul><li><a href="/console/login">Console login</a></li></ul></nav>`}</header>
 <main id="main">
 <h1>${title}</h1>
+${viewer?.user.role === 'viewer' ? html`<p class="notice" role="note" data-testid="read-only">Your role (viewer) reads only: these pages show what there is, and an admin makes the changes.</p>` : ''}
 ${body}
 </main>
 </body>
