@@ -331,7 +331,10 @@ describe('web console', () => {
     const form = await get(t, '/console/password', { cookie, csrf: '' });
     const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
     const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD }, { cookie, csrf });
-    expect(changed.headers.location).toBe('/console');
+    expect(changed.headers.location).toBe('/console/password?changed=1');
+    const confirmed = await get(t, '/console/password?changed=1', { cookie, csrf });
+    expect(confirmed.body).toContain('Your password is changed.');
+    expect(confirmed.body).toContain('<a href="/console/admin">Go on to the console</a>');
     expect((await get(t, '/console/admin', { cookie, csrf })).statusCode).toBe(200);
   });
 
@@ -436,7 +439,7 @@ describe('console Try it and upstream status', () => {
 
     const page = (await get(t, '/console/account', owner)).body;
     expect(page).toContain('lookup of <code>EG258MA</code> over console is free: a test plate.');
-    expect(page).toContain('lookup of <code>NONEXISTENT|CAR</code> over json is free: the answer held no data to charge for');
+    expect(page).toContain('lookup of <code>NONEXISTENT (CAR)</code> over json is free: the answer held no data to charge for');
     expect(page).toContain('data-testid="lookups-30d">1<');
     expect(page).toContain('data-testid="free-30d">and 2 free<');
     // Three lookups in the chart: one charged segment, one grey free segment of 2.

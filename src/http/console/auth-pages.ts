@@ -20,10 +20,11 @@ export function loginPage(options: { formToken: string; error?: string; notice?:
   );
 }
 
-export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean }): string {
+export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean; changed?: boolean }): string {
+  const home = viewer.user.accountId === null ? '/console/admin' : '/console/account';
   return page(
     'Change your password',
-    html`${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
+    html`${options.changed ? html`${message('notice', 'Your password is changed. Your other sessions have ended; this one goes on.')}<p><a href="${home}">Go on to the console</a></p>` : ''}${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
 <form method="post" action="/console/password" class="panel">${csrfField(viewer)}
   <label for="current">Current password</label>
   <input type="password" id="current" name="currentPassword" autocomplete="current-password" required maxlength="256">
