@@ -323,6 +323,29 @@ export interface Target {
   readonly method?: 'GET' | 'POST';
   readonly headers: Record<string, string>;
   readonly body?: string | Buffer;
+  /**
+   * Sends a new Idempotency-Key with every request (`bench-<pid>-<n>`): each is a first, charged
+   * lookup that claims its key and stores its answer, the keyed path's whole cost.
+   */
+  readonly idempotencyKeys?: true;
+}
+
+/**
+ * Which lookup targets a bench runs (BENCH_IDEMPOTENCY_KEY): `both` (the default), `absent` (no
+ * Idempotency-Key only) or `present` (a new key per request only), e.g. to profile one path alone.
+ */
+export function idempotencyKeyTargets(): { readonly absent: boolean; readonly present: boolean } {
+  const raw = process.env.BENCH_IDEMPOTENCY_KEY?.trim() ?? '';
+  if (raw === '' || raw === 'both') return { absent: true, present: true };
+  if (raw === 'absent' || raw === 'present') return { absent: raw === 'absent', present: raw === 'present' };
+  throw new Error(`BENCH_IDEMPOTENCY_KEY must be both, absent or present (got "${raw}")`);
+}
+
+let idempotencyKeyCount = 0;
+/** A key no other request of this bench sends (every bench prepares a fresh store). */
+function nextIdempotencyKey(): string {
+  idempotencyKeyCount += 1;
+  return `bench-${process.pid}-${idempotencyKeyCount}`;
 }
 
 export interface LoadRun {
@@ -394,6 +417,7 @@ export async function load(
   const clientBefore = process.cpuUsage();
   const started = performance.now();
   let lastAnswer = started;
+  let keyedMismatches = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
     const instance = autocannon(
       {
@@ -402,8 +426,29 @@ export async function load(
         method: target.method ?? 'GET',
         headers: target.headers,
         ...(target.body !== undefined ? { body: target.body } : {}),
+        ...(target.idempotencyKeys
+          ? {
+              requests: [
+                {
+                  setupRequest: (request: autocannon.Request): autocannon.Request => ({
+                    ...request,
+                    headers: { ...request.headers, 'idempotency-key': nextIdempotencyKey() },
+                  }),
+                  // autocannon refuses expectBody beside `requests`: the body is compared here.
+                  ...(expectBody !== undefined
+                    ? {
+                        onResponse: (_status: number, body: string): void => {
+                          if (body !== expectBody) keyedMismatches += 1;
+                        },
+                      }
+                    : {}),
+                },
+              ],
+            }
+          : expectBody !== undefined
+            ? { expectBody }
+            : {}),
         ...('seconds' in until ? { duration: until.seconds } : { amount: until.requests }),
-        ...(expectBody !== undefined ? { expectBody } : {}),
       },
       // autocannon types its error as any; it is only ever an Error or nothing.
       (error: unknown, finished: autocannon.Result) => {
@@ -436,7 +481,7 @@ export async function load(
     ok: result['2xx'],
     non2xx: result.non2xx,
     errors: result.errors,
-    mismatches: result.mismatches,
+    mismatches: result.mismatches + keyedMismatches,
     p50: result.latency.p50,
     p99: result.latency.p99,
     serverCpu: perSecond(server),
@@ -534,8 +579,8 @@ export async function warmUpAndMeasure(
     readonly duration: number;
     readonly rounds: number;
     readonly expectBody: (target: Target) => string;
-    /** The target that debits credits, its service and the account it spends. */
-    readonly paid: { readonly target: Target; readonly service: Server; readonly username: string };
+    /** The targets that debit credits, their service and the account they spend. */
+    readonly paid: { readonly targets: readonly Target[]; readonly service: Server; readonly username: string };
   },
 ): Promise<RoundsResult | undefined> {
   const { connections, duration, rounds } = options;
@@ -547,7 +592,7 @@ export async function warmUpAndMeasure(
     duration,
     rounds,
     firstAmounts,
-    afterRun: await creditCheck(options.paid.service, options.paid.username, options.paid.target, checks),
+    afterRun: await creditCheck(options.paid.service, options.paid.username, options.paid.targets, checks),
   });
 }
 
@@ -594,14 +639,19 @@ export async function warmUp(
 }
 
 /**
- * An `afterRun` for measureRounds that checks every answered lookup of `target` debited exactly one
+ * An `afterRun` for measureRounds that checks every answered lookup of `targets` debited exactly one
  * credit: the settled balance (debits of answers already sent are written) must have dropped by
  * the run's 2xx count. Call it once the warm-ups are over.
  */
-export async function creditCheck(service: Server, username: string, target: Target, checks: Checks): Promise<(t: Target, run: LoadRun) => Promise<void>> {
+export async function creditCheck(
+  service: Server,
+  username: string,
+  targets: readonly Target[],
+  checks: Checks,
+): Promise<(t: Target, run: LoadRun) => Promise<void>> {
   let balance = await settledBalance(service, username);
   return async (t, run) => {
-    if (t !== target) return;
+    if (!targets.includes(t)) return;
     const after = await settledBalance(service, username);
     checks.check(balance - after === run.ok, `${run.label}: credits ${balance} -> ${after}, debited ${balance - after} for ${run.ok} 2xx lookups`);
     balance = after;

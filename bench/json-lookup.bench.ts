@@ -7,20 +7,26 @@
  * store is prepared with the project's own code, then served by the real entry point
  * (src/main.ts), as `npm start` runs it.
  *
+ * The lookup is measured twice: without an Idempotency-Key, and with a new key on every request
+ * (each a first, charged lookup that claims its key and stores its answer with the debit);
+ * BENCH_IDEMPOTENCY_KEY=absent or present runs only one of them.
+ *
  * Environment: BENCH_CONNECTIONS (32), BENCH_DURATION (10 s per measured run), BENCH_WARMUP (2 s),
  * BENCH_ROUNDS (2), BENCH_PIN (true: a core each for the load generator and the servers, see
- * pinCores). Exit code 0 whatever the throughput ratio (it is a benchmark); 1 when a server
+ * pinCores), BENCH_CPU_PROF (a directory: run the service with `node --cpu-prof` and leave its
+ * .cpuprofile there; bench/cpu-profile-summary.ts reads it). Exit code 0 whatever the throughput ratio (it is a benchmark); 1 when a server
  * fails to start or a correctness check fails (non-2xx answers, wrong body, credits not debited
  * exactly once per answered lookup).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DEMO_EXAMPLE_PATH } from '../src/bootstrap/seed.js';
 import {
   Checks,
   makeTempDir,
   pinCores,
+  idempotencyKeyTargets,
   positiveInt,
   prepareStore,
   roundRatiosLine,
@@ -59,7 +65,15 @@ async function main(): Promise<number> {
   const account = await prepareStore(dataDir);
   console.log(`  store: ${account.sampleRecords} sample records, account "${account.username}" with ${START_CREDITS} credits`);
 
-  const service = await startService(dataDir);
+  const nodeArgs: string[] = [];
+  const cpuProfDir = process.env.BENCH_CPU_PROF?.trim();
+  if (cpuProfDir !== undefined && cpuProfDir !== '') {
+    const dir = resolve(cpuProfDir);
+    mkdirSync(dir, { recursive: true });
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir);
+    console.log(`  profiling the service: its .cpuprofile goes to ${dir} when it stops`);
+  }
+  const service = await startService(dataDir, nodeArgs);
   const authorization = `Basic ${Buffer.from(`${account.username}:${account.apiKey}`).toString('base64')}`;
 
   // One real lookup: its body and content type are what the bare route answers.
@@ -81,11 +95,15 @@ async function main(): Promise<number> {
     'the bare route answers the same body bytes and content type as the lookup',
   );
 
-  // Both targets get the same request bytes; the bare route ignores the credentials.
+  // Every target gets the same request bytes; the bare route ignores the credentials.
   const target = (label: string, server: Server): Target => ({ label, server, path: LOOKUP_PATH, headers: { authorization } });
   const bareTarget = target('bare route', bare);
-  const lookupTarget = target('json lookup', service);
-  const targets = [bareTarget, lookupTarget];
+  const which = idempotencyKeyTargets();
+  const lookupTargets: Target[] = [
+    ...(which.absent ? [target('json lookup', service)] : []),
+    ...(which.present ? [{ ...target('json + Idem-Key', service), idempotencyKeys: true as const }] : []),
+  ];
+  const targets = [bareTarget, ...lookupTargets];
 
   const measured = await warmUpAndMeasure(targets, checks, {
     connections,
@@ -93,26 +111,29 @@ async function main(): Promise<number> {
     duration,
     rounds,
     expectBody: () => body.toString('utf8'),
-    paid: { target: lookupTarget, service, username: account.username },
+    paid: { targets: lookupTargets, service, username: account.username },
   });
   if (!measured) return 1;
 
   const bareBest = measured.best(bareTarget);
-  const lookupBest = measured.best(lookupTarget);
-  const ratio = lookupBest.rps / bareBest.rps;
-
   console.log(`\nevery run (${TABLE_LEGEND})`);
   console.log(table(measured.runs.map((r) => r.run)));
   console.log(`\nbest of ${rounds} round(s)`);
-  console.log(table([bareBest, lookupBest]));
-  console.log(`\nlookup / bare = ${ratio.toFixed(2)} (${lookupBest.rps.toFixed(0)} / ${bareBest.rps.toFixed(0)} req/s): ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'} (target >= ${TARGET_RATIO})`);
-  console.log(roundRatiosLine('lookup / bare', measured.roundRatios(lookupTarget, bareTarget)));
-  const bareCost = bareBest.serverUsPerRequest;
-  const lookupCost = lookupBest.serverUsPerRequest;
-  if (bareCost !== undefined && lookupCost !== undefined) {
-    // What the ratio would be with each server alone on a core: a cross-check when other load
-    // (see "other CPU") has starved one of the runs.
-    console.log(`server CPU per request: bare ${bareCost.toFixed(1)} µs, lookup ${lookupCost.toFixed(1)} µs; bare / lookup = ${(bareCost / lookupCost).toFixed(2)}`);
+  console.log(table([bareBest, ...lookupTargets.map((t) => measured.best(t))]));
+  console.log('');
+  for (const lookupTarget of lookupTargets) {
+    const best = measured.best(lookupTarget);
+    const ratio = best.rps / bareBest.rps;
+    const name = `${lookupTarget.label} / bare`;
+    console.log(`${name} = ${ratio.toFixed(2)} (${best.rps.toFixed(0)} / ${bareBest.rps.toFixed(0)} req/s): ${ratio >= TARGET_RATIO ? 'PASS' : 'FAIL'} (target >= ${TARGET_RATIO})`);
+    console.log(roundRatiosLine(name, measured.roundRatios(lookupTarget, bareTarget)));
+    const bareCost = bareBest.serverUsPerRequest;
+    const cost = best.serverUsPerRequest;
+    if (bareCost !== undefined && cost !== undefined) {
+      // What the ratio would be with each server alone on a core: the figure to read when other
+      // load (see "other CPU") has starved one of the runs.
+      console.log(`  by server CPU per request: bare ${bareCost.toFixed(1)} µs, ${lookupTarget.label} ${cost.toFixed(1)} µs; bare / lookup = ${(bareCost / cost).toFixed(2)}`);
+    }
   }
 
   if (checks.failed()) {

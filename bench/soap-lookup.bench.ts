@@ -5,7 +5,9 @@
  *   (b) a bare Fastify route answering the same response bytes (bench/bare-route.ts),
  *   (c) node-soap (the `soap` package) serving the same operation from our WSDL, answering the same
  *       result object from an in-memory Map (bench/node-soap-server.ts).
- * Targets: (a) reaches at least half of (b)'s throughput and at least 3x (c)'s.
+ * Targets: (a) reaches at least half of (b)'s throughput and at least 3x (c)'s. (a) is measured
+ * twice: without an Idempotency-Key, and with a new key on every request (BENCH_IDEMPOTENCY_KEY=absent
+ * or present runs only one of them).
  *
  * Every server runs in its own child process; autocannon runs here. The store is prepared with the
  * project's own code, then served by the real entry point (src/main.ts), as `npm start` runs it.
@@ -30,6 +32,7 @@ import {
   HOST,
   makeTempDir,
   pinCores,
+  idempotencyKeyTargets,
   positiveInt,
   prepareStore,
   roundRatiosLine,
@@ -246,12 +249,16 @@ async function main(): Promise<number> {
   // Every target gets the same request bytes; only the service reads the username.
   const target = (label: string, server: Server): Target => ({ label, server, path: SOAP_PATH, method: 'POST', headers: SOAP_HEADERS, body: requestBody });
   const bareTarget = target('bare route', bare);
-  const oursTarget = target('our SOAP', service);
+  const which = idempotencyKeyTargets();
+  const oursTargets: Target[] = [
+    ...(which.absent ? [target('our SOAP', service)] : []),
+    ...(which.present ? [{ ...target('SOAP + Idem-Key', service), idempotencyKeys: true as const }] : []),
+  ];
   const nodeSoapTarget = target('node-soap', nodeSoap);
-  const targets = [bareTarget, oursTarget, nodeSoapTarget];
+  const targets = [bareTarget, ...oursTargets, nodeSoapTarget];
   const expected = new Map<Target, string>([
     [bareTarget, sample.body],
-    [oursTarget, sample.body],
+    ...oursTargets.map((t) => [t, sample.body] as const),
     [nodeSoapTarget, nodeSoapSample.body],
   ]);
 
@@ -261,31 +268,33 @@ async function main(): Promise<number> {
     duration,
     rounds,
     expectBody: (t) => expected.get(t) ?? '',
-    paid: { target: oursTarget, service, username: account.username },
+    paid: { targets: oursTargets, service, username: account.username },
   });
   if (!measured) return 1;
 
   const bareBest = measured.best(bareTarget);
-  const oursBest = measured.best(oursTarget);
   const nodeSoapBest = measured.best(nodeSoapTarget);
   console.log(`\nevery run (${TABLE_LEGEND})`);
   console.log(table(measured.runs.map((r) => r.run)));
   console.log(`\nbest of ${rounds} round(s)`);
-  console.log(table([bareBest, oursBest, nodeSoapBest]));
-  console.log('');
-  console.log(ratioLine('ours / bare     ', oursBest, bareBest, TARGET_BARE_RATIO, '>='));
-  console.log(ratioLine('ours / node-soap', oursBest, nodeSoapBest, TARGET_NODE_SOAP_RATIO, '>='));
-  console.log(roundRatiosLine('ours / bare     ', measured.roundRatios(oursTarget, bareTarget)));
-  console.log(roundRatiosLine('ours / node-soap', measured.roundRatios(oursTarget, nodeSoapTarget)));
-  const costs = [bareBest, oursBest, nodeSoapBest].map((r) => r.serverUsPerRequest);
-  const [bareCost, oursCost, nodeSoapCost] = costs;
-  if (bareCost !== undefined && oursCost !== undefined && nodeSoapCost !== undefined) {
-    // What the ratios would be with each server alone on a core: a cross-check when other load
-    // (see "other CPU") has starved one of the runs.
-    console.log(
-      `server CPU per request: bare ${bareCost.toFixed(1)} µs, ours ${oursCost.toFixed(1)} µs, node-soap ${nodeSoapCost.toFixed(1)} µs; ` +
-        `by CPU cost ours / bare = ${(bareCost / oursCost).toFixed(2)}, ours / node-soap = ${(nodeSoapCost / oursCost).toFixed(2)}`,
-    );
+  console.log(table([bareBest, ...oursTargets.map((t) => measured.best(t)), nodeSoapBest]));
+  for (const oursTarget of oursTargets) {
+    const oursBest = measured.best(oursTarget);
+    const name = oursTarget.label;
+    console.log('');
+    console.log(ratioLine(`${name} / bare     `, oursBest, bareBest, TARGET_BARE_RATIO, '>='));
+    console.log(ratioLine(`${name} / node-soap`, oursBest, nodeSoapBest, TARGET_NODE_SOAP_RATIO, '>='));
+    console.log(roundRatiosLine(`${name} / bare     `, measured.roundRatios(oursTarget, bareTarget)));
+    console.log(roundRatiosLine(`${name} / node-soap`, measured.roundRatios(oursTarget, nodeSoapTarget)));
+    const [bareCost, oursCost, nodeSoapCost] = [bareBest, oursBest, nodeSoapBest].map((r) => r.serverUsPerRequest);
+    if (bareCost !== undefined && oursCost !== undefined && nodeSoapCost !== undefined) {
+      // What the ratios would be with each server alone on a core: the figures to read when other
+      // load (see "other CPU") has starved one of the runs.
+      console.log(
+        `server CPU per request: bare ${bareCost.toFixed(1)} µs, ${name} ${oursCost.toFixed(1)} µs, node-soap ${nodeSoapCost.toFixed(1)} µs; ` +
+          `by CPU cost ours / bare = ${(bareCost / oursCost).toFixed(2)}, ours / node-soap = ${(nodeSoapCost / oursCost).toFixed(2)}`,
+      );
+    }
   }
 
   if (checks.failed()) {

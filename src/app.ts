@@ -6,7 +6,13 @@ import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
 import type { Config } from './config/config.js';
+import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
+import { Catalogue } from './catalogue/catalogue.js';
+import { OPERATIONS } from './catalogue/operations.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
+import { ProvidersView } from './providers/upstream/providers-view.js';
+import { RegcheckGateway } from './providers/regcheck/regcheck-gateway.js';
+import { UpstreamSpendCounts, UpstreamSpendRepository, type UpstreamSpendRow } from './providers/upstream/upstream-spend.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
 import { requestLoggerFactory } from './http/request-logger.js';
@@ -34,6 +40,10 @@ export interface BuiltApp {
   readonly metrics: Metrics;
   /** This instance's lookup counts and their writes to the store's hourly rollup (`flush` writes now). */
   readonly lookupRollup: LookupRollup;
+  /** This instance's upstream calls and cache answers and their writes to the store's daily rollup (`flush` writes now). */
+  readonly upstreamSpend: LookupRollup<UpstreamSpendRow>;
+  /** The original service's balance watch and record file, when REGCHECK_USERNAME is set. */
+  readonly regcheck: RegcheckGateway | undefined;
   /** Marks the app as shutting down: /readyz answers 503 from then on. */
   drain(): void;
 }
@@ -44,6 +54,16 @@ export interface BuildOptions {
   readonly lookupStatsRepeat?: Repeat;
   /** Use this store instead of opening the configured one (tests share one). */
   readonly storage?: Storage;
+  /**
+   * Called with the bare app before any route is registered, so a hook added here runs on every
+   * route: test/admin/openapi-answers.test.ts reads each answer before its response schema
+   * serialises it, and so finds a member a schema would drop.
+   */
+  readonly beforeRoutes?: (app: FastifyInstance) => void;
+  /** The timer of the upstream balance reads (about once a minute; tests fire it themselves). */
+  readonly balanceRepeat?: Repeat;
+  /** The timer of the upstream spend's periodic writes (tests fire it themselves). */
+  readonly upstreamSpendRepeat?: Repeat;
 }
 
 /** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
@@ -164,7 +184,17 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
           },
         );
   if (redis) app.addHook('onClose', async () => redis.close());
+  const warn = {
+    warn: (message: string, error?: unknown) => {
+      app.log.warn({ err: error }, message);
+    },
+  };
+  // The original service as an upstream (issue 24): its balance gate and record file plug into its provider.
+  const regcheck = config.providers.regcheck
+    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
+    : undefined;
   const services = createServices(storage, {
+    ...(regcheck ? { regcheckHooks: regcheck.hooks } : {}),
     clock,
     providers: config.providers,
     vin: config.vin,
@@ -196,8 +226,25 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     },
     ...(redis ? { accountChanges: redis.accountChanges, rateCounters: redis.rateCounters, throttleCounters: redis.throttleCounters, sharedCache: redis.sharedCache } : {}),
   });
-  // Webhook sending and the alert sweep run in the server only, never in a CLI command.
+  // Webhook sending and the alert sweep run in the server only, never in a CLI command; so does the balance watch.
   services.alerting.start();
+  regcheck?.start(new UpstreamBalanceAlerts(storage, services.alerting.webhooks, clock));
+  // Upstream calls and cache answers per day, every instance's added up (docs/providers.md "Upstream spend").
+  const upstreamSpendRepository = new UpstreamSpendRepository(storage.db);
+  const upstreamSpend = new LookupRollup(
+    new UpstreamSpendCounts(clock.millis ? clock.millis.bind(clock) : () => clock.now().getTime()).listenTo(metrics.upstream),
+    storage,
+    upstreamSpendRepository,
+    config.lookupStatsFlushSeconds * 1000,
+    {
+      warn: (message, details) => {
+        app.log.warn(details, message);
+      },
+    },
+    options.upstreamSpendRepeat,
+    'upstream spend',
+  );
+  upstreamSpend.start();
   const lookupStats = new LookupStatsRepository(storage.db);
   const lookupRollup = new LookupRollup(
     lookupCounts,
@@ -214,6 +261,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   lookupRollup.start();
 
   let draining = false;
+  options.beforeRoutes?.(app);
 
   // Past the cap, Node closes new connections as they arrive, so a flood of clients cannot take
   // the descriptors the store and the answered connections need.
@@ -266,7 +314,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: () => metrics.upstream.snapshot(), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {
@@ -283,13 +331,19 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // first): the alert loops record their ended attempts in the store as they stop.
   app.addHook('onClose', async () => services.close());
   // Last added, so first run: this instance's last lookup counts reach the store before it closes.
-  app.addHook('onClose', async () => lookupRollup.close());
+  app.addHook('onClose', async () => {
+    await regcheck?.close();
+    await upstreamSpend.close();
+    await lookupRollup.close();
+  });
 
   return {
     app,
     services,
     metrics,
     lookupRollup,
+    upstreamSpend,
+    regcheck,
     drain: () => {
       draining = true;
     },

@@ -23,11 +23,13 @@ import { RecordValidator } from './datasets/import/record-validator.js';
 import { RecordRepository } from './datasets/record.repository.js';
 import { TestPlates } from './datasets/test-plates.js';
 import { IdempotentReplays } from './lookup/idempotent-replay.js';
-import { LookupPipeline, type AnonymousAccess, type LookupObserver } from './lookup/lookup-pipeline.js';
+import { LookupPipeline } from './lookup/lookup-pipeline.js';
+import type { AnonymousAccess, LookupObserver } from './lookup/lookup-request.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
 import type { ProviderConfig } from './config/provider-config.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
+import type { RegcheckHooks } from './providers/regcheck/regcheck.client.js';
 import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
 import type { VinConfig } from './config/vin-config.js';
 import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js';
@@ -68,6 +70,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
+  /** Plugged into the original service's provider when REGCHECK_USERNAME is set (balance gate, record file). */
+  readonly regcheckHooks?: RegcheckHooks;
   /** Low-credit alerts and webhooks (Config.alerts); default: DEFAULT_ALERT_CONFIG. */
   readonly alerts?: AlertConfig;
   /** Where the alert loops report a failed round (the server's logger). */
@@ -207,6 +211,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       observer: options.observer,
       sharedCache: options.sharedCache,
       vinOffline: vin.provider,
+      regcheckHooks: options.regcheckHooks,
     }),
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);

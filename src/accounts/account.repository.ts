@@ -72,14 +72,25 @@ export class AccountRepository {
     await tx.db.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null).execute();
   }
 
-  /** Deletes an account that has no ledger rows, with its keys and users. */
-  async delete(tx: Tx, accountId: number): Promise<void> {
+  /**
+   * Deletes an account that has no ledger rows, with every row that refers to it: its users (their
+   * sessions and invites), keys, webhook endpoints (their outbox messages and deliveries go with
+   * them, ON DELETE CASCADE) and low-credit alert settings. Answers what went, for the audit row.
+   * (Issue 23 finding 2: an endpoint or thresholds made the delete a foreign-key 500, and a
+   * customer invited to an empty account could make it undeletable that way.)
+   */
+  async delete(tx: Tx, accountId: number): Promise<{ users: string[]; keys: number; webhookEndpoints: number[]; alertThresholds: boolean }> {
     const users = tx.db.selectFrom('users').select('id').where('account_id', '=', accountId);
+    const userNames = (await tx.db.selectFrom('users').select('name').where('account_id', '=', accountId).orderBy('name').execute()).map((u) => u.name);
     await tx.db.deleteFrom('sessions').where('user_id', 'in', users).execute();
     await tx.db.deleteFrom('invites').where('user_id', 'in', users).execute();
     await tx.db.deleteFrom('users').where('account_id', '=', accountId).execute();
-    await tx.db.deleteFrom('api_keys').where('account_id', '=', accountId).execute();
+    const keys = await tx.db.deleteFrom('api_keys').where('account_id', '=', accountId).executeTakeFirst();
+    const endpoints = await tx.db.deleteFrom('webhook_endpoints').where('account_id', '=', accountId).returning('id').execute();
+    await tx.db.deleteFrom('credit_alert_fired').where('account_id', '=', accountId).execute();
+    const settings = await tx.db.deleteFrom('credit_alert_settings').where('account_id', '=', accountId).executeTakeFirst();
     await tx.db.deleteFrom('accounts').where('id', '=', accountId).execute();
+    return { users: userNames, keys: Number(keys.numDeletedRows), webhookEndpoints: endpoints.map((e) => e.id).sort((x, y) => x - y), alertThresholds: Number(settings.numDeletedRows) > 0 };
   }
 
   async count(): Promise<number> {

@@ -2,6 +2,7 @@ import type { CreditLedgerRepository, LedgerEntry } from '../credits/credit-ledg
 import type { Clock } from '../shared/clock.js';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Storage } from '../storage/create-database.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Tx } from '../storage/database.js';
 import type { Account, AccountRateLimits } from './account.js';
 import { accountStatus, USERNAME_PATTERN } from './account.js';
@@ -13,14 +14,26 @@ import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
 export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'INSUFFICIENT_CREDITS';
 
 /** An operator's request that cannot be carried out (bad name, unknown account...). */
-export class AccountError extends Error {
+export class AccountError extends DomainError<AccountErrorCode> {
   override readonly name = 'AccountError';
-  constructor(
-    readonly code: AccountErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
+}
+
+/** A grant or removal of credits, as the console, the admin API and the CLI ask for it. */
+export interface CreditChange {
+  /** The account's username. */
+  readonly account: string;
+  readonly amount: number;
+  /** The operator's reference (an invoice, a ticket): a repeat of it answers the first change. Empty or absent: none. */
+  readonly reference?: string | null | undefined;
+  /** Free text recorded on the ledger row. */
+  readonly note?: string | null | undefined;
+}
+
+export interface CreditChangeResult {
+  /** The balance after the change; for a repeated reference, after the first change, as it answered. */
+  readonly credits: number;
+  /** True when the reference had made this change already: nothing moved this time. */
+  readonly replayed: boolean;
 }
 
 /** Largest single top-up; keeps balances far from integer overflow on either engine. */
@@ -44,7 +57,7 @@ export class AccountService {
   private readonly keys: ApiKeyRepository;
 
   constructor(
-    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction' | 'serialize'>,
     private readonly accounts: AccountRepository,
     private readonly ledger: CreditLedgerRepository,
     private readonly clock: Clock,
@@ -90,7 +103,7 @@ export class AccountService {
     const account = await this.storage.transaction(async (tx) => {
       const created = await this.accounts.insert(tx, { username, createdAt: now });
       await this.keys.insert(tx, { accountId: created.id, name: 'default', ...secretParts(apiKey), createdAt: now });
-      if (credits > 0) await this.ledger.topUp(tx, created.id, credits, now, 'initial credits');
+      if (credits > 0) await this.ledger.change(tx, created.id, { delta: credits, createdAt: now, reference: null, note: 'initial credits' });
       await this.record(tx, 'account.create', username, undefined, { credits });
       return { ...created, credits };
     });
@@ -110,7 +123,7 @@ export class AccountService {
     if (await this.accounts.exists(tx, username)) throw new AccountError('ALREADY_EXISTS', `the name ${username} is taken`);
     const now = this.clock.now().toISOString();
     const created = await this.accounts.insert(tx, { username, createdAt: now, requireApiKey: true });
-    const credits = trialCredits > 0 ? await this.ledger.topUp(tx, created.id, trialCredits, now, TRIAL_CREDITS_NOTE) : 0;
+    const credits = trialCredits > 0 ? ((await this.ledger.change(tx, created.id, { delta: trialCredits, createdAt: now, reference: null, note: TRIAL_CREDITS_NOTE }))?.balance ?? 0) : 0;
     await this.record(tx, SIGNUP_AUDIT_ACTION, username, undefined, { credits, requireApiKey: true });
     return { ...created, credits };
   }
@@ -146,8 +159,15 @@ export class AccountService {
     const account = await this.show(username);
     if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
     const apiKey = generateApiKey(this.random);
+    const now = this.clock.now().toISOString();
     const key = await this.storage.transaction(async (tx) => {
-      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: this.clock.now().toISOString() });
+      // One account's key creates run one at a time on every instance, so two requests cannot
+      // both find the name free or both take the last place (issue 28).
+      await this.storage.serialize(tx, `api-keys:${account.id}`);
+      const live = await this.keys.liveNames(tx, account.id, now);
+      if (live.includes(name)) throw new AccountError('ALREADY_EXISTS', `account ${username} already has a live key named ${name}`);
+      if (live.length >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: now });
       await this.record(tx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix }, 'account');
       return inserted;
     });
@@ -220,33 +240,55 @@ export class AccountService {
     return this.change(username, { rateLimits });
   }
 
-  /** Adds credits; returns the new balance. */
-  async addCredits(username: string, amount: number, note: string | null = null, reference: string | null = null): Promise<number> {
-    checkAmount(amount, false);
-    const account = await this.show(username);
-    const now = this.clock.now().toISOString();
-    const balance = await this.storage.transaction(async (tx) => {
-      const after = reference === null ? await this.ledger.topUp(tx, account.id, amount, now, note) : ((await this.ledger.adjust(tx, account.id, amount, now, reference, note)) as number);
-      await this.record(tx, 'credits.grant', username, { credits: after - amount }, { credits: after, amount, reference, note });
-      return after;
-    });
-    await this.cache?.invalidate(username);
-    return balance;
+  /**
+   * Grants credits: a `topup` ledger row with its reference and note, the audit row and the
+   * re-arming of the low-credit alerts the new balance is above, in one transaction. The one grant
+   * path of the console, the admin API and the CLI (issue 22). A grant repeated with the
+   * reference of an earlier one grants nothing and answers the first one's result (`replayed`);
+   * with another amount it is refused as ALREADY_EXISTS (issue 23).
+   */
+  grantCredits(change: CreditChange): Promise<CreditChangeResult> {
+    return this.changeCredits('topup', change);
   }
 
-  /** Takes credits back (a ledger row of kind `removal`); refused when the balance is smaller. */
-  async removeCredits(username: string, amount: number, reference: string | null, note: string | null): Promise<number> {
+  /**
+   * Takes credits back (a `removal` row), refused as INSUFFICIENT_CREDITS when the balance is
+   * smaller; idempotent by reference like grantCredits.
+   */
+  removeCredits(change: CreditChange): Promise<CreditChangeResult> {
+    return this.changeCredits('removal', change);
+  }
+
+  private async changeCredits(kind: 'topup' | 'removal', change: CreditChange): Promise<CreditChangeResult> {
+    const { amount } = change;
     checkAmount(amount, false);
-    const account = await this.show(username);
-    const balance = await this.storage.transaction(async (tx) => {
-      const after = await this.ledger.adjust(tx, account.id, -amount, this.clock.now().toISOString(), reference, note);
-      if (after === undefined) return undefined;
-      await this.record(tx, 'credits.remove', username, { credits: after + amount }, { credits: after, amount, reference, note });
-      return after;
+    // An empty reference is none (a form's empty field).
+    const reference = change.reference === undefined || change.reference === '' ? null : change.reference;
+    const note = change.note ?? null;
+    const account = await this.show(change.account);
+    const delta = kind === 'topup' ? amount : -amount;
+    const what = kind === 'topup' ? 'grant' : 'removal';
+    const outcome = await this.storage.transaction(async (tx) => {
+      if (reference !== null) {
+        // Changes with a reference to one account run one at a time on every instance, so a
+        // repeat sent at once finds the first one's row (the primary key holds in any case).
+        await this.storage.serialize(tx, `credit-reference:${account.id}`);
+        const earlier = await this.ledger.byReference(tx, account.id, kind, reference);
+        if (earlier) {
+          if (earlier.delta !== delta) throw new AccountError('ALREADY_EXISTS', `reference ${reference} was used for a ${what} of ${Math.abs(earlier.delta)} credits to ${account.username} already`);
+          return { credits: earlier.balanceAfter, replayed: true };
+        }
+      }
+      const moved = await this.ledger.change(tx, account.id, { delta, createdAt: this.clock.now().toISOString(), reference, note });
+      if (!moved) return undefined;
+      if (reference !== null) await this.ledger.recordReference(tx, account.id, kind, reference, moved.ledgerId);
+      const action = kind === 'topup' ? 'credits.grant' : 'credits.remove';
+      await this.record(tx, action, account.username, { credits: moved.balance - delta }, { credits: moved.balance, amount, reference, note });
+      return { credits: moved.balance, replayed: false };
     });
-    if (balance === undefined) throw new AccountError('INSUFFICIENT_CREDITS', `account ${username} has fewer than ${amount} credits`);
-    await this.cache?.invalidate(username);
-    return balance;
+    if (!outcome) throw new AccountError('INSUFFICIENT_CREDITS', `account ${account.username} has fewer than ${amount} credits`);
+    if (!outcome.replayed) await this.cache?.invalidate(account.username);
+    return outcome;
   }
 
   /** Accounts by username, optionally filtered by a part of it. */
@@ -272,8 +314,9 @@ export class AccountService {
         await this.record(tx, 'account.close', username, before, { status: 'closed' });
         return 'closed' as const;
       }
-      await this.accounts.delete(tx, account.id);
-      await this.record(tx, 'account.delete', username, before, undefined);
+      // What went with the account is in the audit row's `before`: the log keeps it after the rows are gone.
+      const removed = await this.accounts.delete(tx, account.id);
+      await this.record(tx, 'account.delete', username, { ...before, removed }, undefined);
       return 'deleted' as const;
     });
     await this.cache?.invalidate(username);

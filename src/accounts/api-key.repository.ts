@@ -50,6 +50,18 @@ export class ApiKeyRepository {
     return row ? toInfo(row) : undefined;
   }
 
+  /** The names of the account's live keys (not revoked, not expired at `now`), read in `tx`. */
+  async liveNames(tx: Tx, accountId: number, now: string): Promise<string[]> {
+    const rows = await tx.db
+      .selectFrom('api_keys')
+      .select('name')
+      .where('account_id', '=', accountId)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
+      .execute();
+    return rows.map((r) => r.name);
+  }
+
   /** Revokes one key (or, without `keyId`, every key of the account); returns how many were live. */
   async revoke(tx: Tx, accountId: number, at: string, keyId?: number): Promise<number> {
     let query = tx.db.updateTable('api_keys').set({ revoked_at: at }).where('account_id', '=', accountId).where('revoked_at', 'is', null);

@@ -41,7 +41,7 @@ export interface Alerting {
   close(): Promise<void>;
 }
 
-export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'skipLocked'>, clock: Clock, config: AlertConfig, audit: AuditLog, log?: WarnLog): Alerting {
+export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'skipLocked' | 'serialize'>, clock: Clock, config: AlertConfig, audit: AuditLog, log?: WarnLog): Alerting {
   const repository = new WebhookRepository(storage);
   const dispatcher = new WebhookDispatcher(repository, storage, clock, {
     retryScheduleMs: config.retryScheduleMs,

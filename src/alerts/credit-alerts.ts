@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { SYSTEM_ACTOR, type Actor, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Db, Tx } from '../storage/database.js';
 import type { EventType, WebhookService } from '../webhooks/webhook.service.js';
@@ -14,14 +15,8 @@ const SWEEP_LAG_MS = 30_000;
 /** Ledger rows examined per sweep round at most (a backlog is read over several rounds). */
 const SWEEP_ROWS = 10_000;
 
-export class CreditAlertError extends Error {
+export class CreditAlertError extends DomainError<'NOT_FOUND' | 'INVALID'> {
   override readonly name = 'CreditAlertError';
-  constructor(
-    readonly code: 'NOT_FOUND' | 'INVALID',
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** An account's thresholds and whether they are its own or the server default. */

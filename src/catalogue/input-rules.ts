@@ -42,7 +42,11 @@ const PLAIN_PLATE = /^[A-Za-z0-9]{1,20}$/;
 export const registrationRule: InputRule = {
   name: 'registration',
   description: 'Registration number: letters and digits; case, spaces and hyphens are ignored',
-  schema: { type: 'string', pattern: '^[\\p{L}\\p{M}\\p{N}\\s-]+$' },
+  // The published pattern must read the same in every validator: `\p{L}` needs ECMAScript's `u`
+  // flag, which JSON Schema does not carry (Spectral, Python's re and Go reject it). So the
+  // document refuses what any engine can say without it (ASCII controls and punctuation but the
+  // hyphen) and normalise() below keeps the Unicode check (letters and digits of any script).
+  schema: { type: 'string', pattern: '^[^\\x00-\\x08\\x0E-\\x1F!-,./:-@\\[-`{-~\\x7F]+$' },
   normalise(raw) {
     // Nearly every plate is plain ASCII letters and digits already: nothing to fold or strip.
     if (PLAIN_PLATE.test(raw)) return ok(raw.toUpperCase());

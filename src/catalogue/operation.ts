@@ -88,4 +88,10 @@ export interface OperationDeclaration {
   readonly fieldSubset?: readonly string[];
   /** Vehicle results: how ImageUrl is made when the record has none; `make-model` when absent. */
   readonly imageUrl?: ImageUrlRule;
+  /**
+   * Vehicle results: vehicleData children the original never writes for this operation although
+   * vehicleJson has them (live reg.asmx/Check and CheckAustralia answers hold no
+   * MakeDescription/ModelDescription in vehicleData: issue 24 "Fidelity" 1). Absent: none left out.
+   */
+  readonly vehicleDataOmits?: readonly string[];
 }

@@ -63,6 +63,7 @@ interface Options {
   readonly fieldSubset?: readonly string[];
   readonly cost?: number;
   readonly imageUrl?: ImageUrlRule;
+  readonly vehicleDataOmits?: readonly string[];
 }
 
 function vehicleOperation(
@@ -85,8 +86,16 @@ function vehicleOperation(
     dataset: options.dataset ?? vehicleDataset(name),
     ...(options.fieldSubset ? { fieldSubset: options.fieldSubset } : {}),
     ...(options.imageUrl ? { imageUrl: options.imageUrl } : {}),
+    ...(options.vehicleDataOmits ? { vehicleDataOmits: options.vehicleDataOmits } : {}),
   };
 }
+
+/**
+ * The vehicleData children live answers leave out although vehicleJson has them: the recorded
+ * reg.asmx/Check (UK) and CheckAustralia answers (shared/reference/torqvoice) have no
+ * MakeDescription/ModelDescription in vehicleData. Other operations keep the spec's "present".
+ */
+const NO_MAKE_MODEL_DESCRIPTION = ['MakeDescription', 'ModelDescription'] as const;
 
 /**
  * How these countries' ImageUrl differs from "Make Model" (compat-notes "Wire differences" 6): UK
@@ -172,6 +181,7 @@ const plateOperations = [...PLATE_COUNTRIES, ...MORE_PLATE_COUNTRIES].map(([name
   vehicleOperation(name, label, `Looks up a vehicle by its ${label} registration number.`, [registration('RegistrationNumber', rule)], {
     ...(IMAGE_URL_RULES[name] ? { imageUrl: IMAGE_URL_RULES[name] } : {}),
     ...(ALSO_BESPOKE.has(name) ? { services: ['reg', 'bespoke'] } : {}),
+    ...(name === 'Check' ? { vehicleDataOmits: NO_MAKE_MODEL_DESCRIPTION } : {}),
   }),
 );
 
@@ -204,7 +214,7 @@ const specialOperations: OperationDeclaration[] = [
     'Australia',
     'Looks up an Australian vehicle by registration number and state.',
     [registration(), AU_STATE],
-    { dataset: vehicleDataset('CheckAustralia') },
+    { dataset: vehicleDataset('CheckAustralia'), imageUrl: 'australia', vehicleDataOmits: NO_MAKE_MODEL_DESCRIPTION },
   ),
   vehicleOperation('CheckCanada', 'Canada', 'Looks up a Canadian vehicle by licence plate and province.', [
     registration(),
@@ -292,7 +302,7 @@ const bespokeOperations: OperationDeclaration[] = [
     'Australia',
     'Looks up an Australian vehicle with the extended field set.',
     [registration(), AU_STATE],
-    { services: ['bespoke'], dataset: vehicleDataset('CheckAustralia') },
+    { services: ['bespoke'], dataset: vehicleDataset('CheckAustralia'), imageUrl: 'australia' },
   ),
   vehicleOperation('CheckMotorBikeFrance', 'France motorbike', 'Looks up a French motorbike by its registration number.', [registration()], {
     services: ['bespoke'],

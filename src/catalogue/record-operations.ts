@@ -6,7 +6,7 @@
  * Seven of them take no `username` (CarSpecifications, WheelSize, CheckStolen, CheckRecalledVIN,
  * CheckAlternativeVersionsFrance, CheckIrishTaxi, CheckLondonTaxi): on the XML bindings they are
  * charged to the account of the HTTP Basic credentials, or answered free to anonymous callers when
- * the operator allows it (lookup-pipeline.ts, docs/interfaces.md "Operations without a username").
+ * the operator allows it (lookup-authentication.ts admitAnonymous, docs/interfaces.md "Operations without a username").
  */
 import { int32Rule, registrationRule, textRule, vinRule } from './input-rules.js';
 import type { DatasetDeclaration, OperationDeclaration, ParameterDeclaration, ServiceId } from './operation.js';

@@ -1,10 +1,11 @@
 import { registerAdminCommands } from './commands/admin.command.js';
 import { Command, CommanderError } from 'commander';
-import { AccountError } from '../accounts/account.service.js';
+import { DomainError } from '../shared/domain-error.js';
 import { ConfigError } from '../config/config.js';
 import { CliError, CliExit, processOutput, type CliOutput } from './cli-context.js';
 import { registerAccountCommands } from './commands/accounts.command.js';
 import { registerCreditCommands } from './commands/credits.command.js';
+import { registerExportCommand } from './commands/export.command.js';
 import { registerImportCommand } from './commands/import.command.js';
 import { registerImportNcapCommand } from './commands/import-ncap.command.js';
 import { registerImportRdwCommand } from './commands/import-rdw.command.js';
@@ -28,6 +29,7 @@ export function buildProgram(env: NodeJS.ProcessEnv, io: CliOutput): Command {
   registerImportRdwCommand(program, env, io);
   registerImportNcapCommand(program, env, io);
   registerImportRegisterCommands(program, env, io);
+  registerExportCommand(program, env, io);
   registerTestPlateCommands(program, env, io);
   registerMigrateStoreCommand(program, env, io);
   registerVinCommands(program, env, io);
@@ -44,7 +46,7 @@ export async function runCli(argv: readonly string[], env: NodeJS.ProcessEnv, io
   } catch (error) {
     if (error instanceof CliExit) return error.exitCode;
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    if (error instanceof AccountError || error instanceof CliError || error instanceof ConfigError) {
+    if (error instanceof DomainError || error instanceof CliError || error instanceof ConfigError) {
       io.err(`vehicle-lookup: ${error.message}`);
       return 1;
     }

@@ -1,3 +1,4 @@
+import { OPERATIONS } from '../catalogue/operations.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 
 /** The operator's settings for one upstream (read below from `<PREFIX>_*`; UpstreamSource takes it). */
@@ -92,6 +93,22 @@ export interface NhtsaRatingsConfig {
   readonly settings: UpstreamSettings;
 }
 
+/**
+ * The original Car Registration API (regcheck.org.uk) as an upstream, over its HTTP GET binding
+ * (issue 24; docs/providers.md "The original service"): on when REGCHECK_USERNAME is set.
+ */
+export interface RegcheckConfig {
+  readonly settings: UpstreamSettings;
+  /** The operator's account at the original (sent as its `username` parameter). */
+  readonly username: string;
+  /** The operations that may go upstream (REGCHECK_OPERATIONS); every operation by default. */
+  readonly operations: readonly string[];
+  /** Below this balance at the original the operator is alerted (REGCHECK_LOW_CREDITS, default 100). */
+  readonly lowCredits: number;
+  /** Where every answer with data is appended as an import line (REGCHECK_RECORD_FILE); none by default. */
+  readonly recordFile?: string;
+}
+
 export interface ProviderConfig {
   readonly dvla?: DvlaConfig;
   readonly dvsaMot?: DvsaMotConfig;
@@ -102,6 +119,7 @@ export interface ProviderConfig {
   readonly canadaSpecs?: CanadaSpecsConfig;
   readonly israel?: IsraelConfig;
   readonly nhtsaRatings?: NhtsaRatingsConfig;
+  readonly regcheck?: RegcheckConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -149,6 +167,7 @@ export const NHTSA_RECALLS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
 export const CANADA_SPECS_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/vehicles';
 export const ISRAEL_DEFAULT_BASE_URL = 'https://data.gov.il';
 export const NHTSA_RATINGS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
+export const REGCHECK_DEFAULT_BASE_URL = 'https://www.regcheck.org.uk';
 export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
 
 /** Prefixes of the `<PREFIX>_*` settings of the two NHTSA sources that answer operations of their own. */
@@ -203,6 +222,7 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ? { settings: readUpstreamSettings(env, NHTSA_RATINGS_PREFIX, 'nhtsa-ratings', { baseUrl: NHTSA_RATINGS_DEFAULT_BASE_URL }) }
     : undefined;
   if (!nhtsaRatings) disabled.push({ provider: 'nhtsa-ratings', reason: 'NHTSA_RATINGS_ENABLED is not true' });
+  const regcheck = readRegcheck(env, disabled);
   return {
     ...(dvla ? { dvla } : {}),
     ...(dvsaMot ? { dvsaMot } : {}),
@@ -213,6 +233,7 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ...(canadaSpecs ? { canadaSpecs } : {}),
     ...(israel ? { israel } : {}),
     ...(nhtsaRatings ? { nhtsaRatings } : {}),
+    ...(regcheck ? { regcheck } : {}),
     disabled,
   };
 }
@@ -242,4 +263,34 @@ function readVegvesen(env: EnvReader, disabled: Array<{ provider: string; reason
     return undefined;
   }
   return { apiKey, settings: readUpstreamSettings(env, 'VEGVESEN', 'vegvesen', { baseUrl: VEGVESEN_DEFAULT_BASE_URL }) };
+}
+
+/**
+ * The original service: REGCHECK_USERNAME turns it on; REGCHECK_OPERATIONS, a comma-separated list
+ * of operation names written as ANONYMOUS_OPERATIONS is, limits what goes upstream (default: every
+ * operation). A name that is not an operation is an error, not silently ignored. It answers
+ * slowly at times and is never asked twice for one request (no retry), so its per-attempt timeout
+ * is the whole budget by default.
+ */
+function readRegcheck(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): RegcheckConfig | undefined {
+  const username = env.headerSecret('REGCHECK_USERNAME');
+  if (username === undefined) {
+    disabled.push({ provider: 'regcheck', reason: 'REGCHECK_USERNAME is not set' });
+    return undefined;
+  }
+  const known = OPERATIONS.map((op) => op.name);
+  const raw = env.text('REGCHECK_OPERATIONS');
+  const names = raw === undefined ? known : [...new Set(raw.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
+  for (const name of names) {
+    if (!known.includes(name)) throw new ConfigError(`REGCHECK_OPERATIONS: "${name}" is not an operation (see docs/operations.md; names are case-sensitive)`);
+  }
+  if (names.length === 0) throw new ConfigError('REGCHECK_OPERATIONS names no operation: leave it unset for all of them, or unset REGCHECK_USERNAME to turn the provider off');
+  const recordFile = env.text('REGCHECK_RECORD_FILE');
+  return {
+    username,
+    operations: Object.freeze(names),
+    lowCredits: env.int('REGCHECK_LOW_CREDITS', 100, { min: 0, max: 1_000_000_000 }),
+    ...(recordFile !== undefined ? { recordFile } : {}),
+    settings: readUpstreamSettings(env, 'REGCHECK', 'regcheck', { baseUrl: REGCHECK_DEFAULT_BASE_URL, timeoutMs: 10_000, budgetMs: 10_000 }),
+  };
 }

@@ -1,6 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { rearmCreditAlerts } from '../alerts/credit-alerts.js';
 import type { Db, FreeReason, LedgerKind, LedgerTable, Tx } from '../storage/database.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface LedgerEntry {
@@ -39,6 +40,16 @@ export interface FreeLookupDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly reason: FreeReason;
+}
+
+/** A grant (`delta` > 0) or removal (`delta` < 0) of credits outside lookups, as its ledger row records it. */
+export interface CreditMovement {
+  readonly delta: number;
+  readonly createdAt: string;
+  /** The operator's reference (an invoice, a ticket); null when none. */
+  readonly reference: string | null;
+  /** Free text on the row (stored in its `query` column, shown as the note). */
+  readonly note: string | null;
 }
 
 /** One free lookup's row to write: its account and details. */
@@ -196,79 +207,63 @@ export class CreditLedgerRepository {
     return updated.credits;
   }
 
-  /** Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement. */
-  private async writeDebitRows(
+  /**
+   * Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement, from
+   * `start`; at once on SQLite (Tx.run), with no promise.
+   */
+  private writeDebitRows(
     tx: Tx,
     accountId: number,
     rows: ReadonlyArray<{ readonly cost: number; readonly balanceAfter: number; readonly details: DebitDetails }>,
-  ): Promise<void> {
-    for (let start = 0; start < rows.length; start += MAX_ROWS_PER_INSERT) {
-      const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
-      const args: unknown[] = [];
-      for (const { cost, balanceAfter, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
-      }
-      await this.insertDebitRows(chunk.length).run(tx, ...args);
+    start = 0,
+  ): MaybePromise<void> {
+    if (start >= rows.length) return;
+    const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
+    const args: unknown[] = [];
+    for (const { cost, balanceAfter, details } of chunk) {
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
     }
+    return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }
 
   /**
    * Several debits of one account, in order, each with its own ledger row. When the balance covers
    * them all, that is one conditional update for the sum and a row each; otherwise
    * each is tried on its own, so exactly those that fit are debited. Returns each debit's balance
-   * after it, or undefined for a debit the balance did not cover.
+   * after it, or undefined for a debit the balance did not cover; at once on SQLite when the
+   * balance covers them all (Tx.run: the common case costs no promise).
    */
-  async debitMany(
+  debitMany(
     tx: Tx,
     accountId: number,
     debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>,
-  ): Promise<Array<number | undefined>> {
+  ): MaybePromise<Array<number | undefined>> {
     const total = debits.reduce((sum, d) => sum + d.cost, 0);
-    const { rows } = await this.conditionalDebit.run(tx, accountId, total);
-    const updated = rows[0];
-    if (!updated) {
-      if (debits.length === 1) return [undefined];
-      const results: Array<number | undefined> = [];
-      for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
-      return results;
-    }
-    let running = updated.credits + total;
-    const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
-    await this.writeDebitRows(tx, accountId, applied);
-    return applied.map((r) => r.balanceAfter);
+    return andThen(this.conditionalDebit.run(tx, accountId, total), ({ rows }) => {
+      const updated = rows[0];
+      if (!updated) return debits.length === 1 ? [undefined] : this.debitEach(tx, accountId, debits);
+      let running = updated.credits + total;
+      const applied = debits.map(({ cost, details }) => ({ cost, balanceAfter: (running -= cost), details }));
+      return andThen(this.writeDebitRows(tx, accountId, applied), () => applied.map((r) => r.balanceAfter));
+    });
   }
 
-  /** Adds credits; a top-up is a ledger row too, and re-arms the low-credit alerts it passes. Returns the new balance. */
-  async topUp(tx: Tx, accountId: number, amount: number, createdAt: string, note: string | null): Promise<number> {
-    const updated = await tx.db
-      .updateTable('accounts')
-      .set((eb) => ({ credits: eb('credits', '+', amount) }))
-      .where('id', '=', accountId)
-      .returning('credits')
-      .executeTakeFirstOrThrow();
-    await tx.db
-      .insertInto('ledger')
-      .values({
-        account_id: accountId,
-        kind: 'topup',
-        operation: null,
-        interface: null,
-        query: note,
-        delta: amount,
-        balance_after: updated.credits,
-        request_id: null,
-        created_at: createdAt,
-      })
-      .execute();
-    await rearmCreditAlerts(tx, accountId, updated.credits);
-    return updated.credits;
+  /** Each debit on its own, in order: the balance did not cover them all. */
+  private async debitEach(tx: Tx, accountId: number, debits: ReadonlyArray<{ readonly cost: number; readonly details: DebitDetails }>): Promise<Array<number | undefined>> {
+    const results: Array<number | undefined> = [];
+    for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
+    return results;
   }
 
   /**
-   * An operator's grant (positive) or removal (negative) of credits with its reference and note.
-   * A removal is conditional like a debit: undefined when the balance does not cover it.
+   * Moves credits on an operator's (or a sign-up's) behalf: a grant (`delta` > 0, a `topup` row),
+   * which re-arms the low-credit alerts the new balance is above, or a removal (`delta` < 0, a
+   * `removal` row), conditional like a debit. The one way credits are added or taken back outside
+   * lookups, so every grant re-arms alerts the same way. Returns the ledger row's id and the new
+   * balance, or undefined when a removal is larger than the balance (nothing is written then).
    */
-  async adjust(tx: Tx, accountId: number, delta: number, createdAt: string, reference: string | null, note: string | null): Promise<number | undefined> {
+  async change(tx: Tx, accountId: number, change: CreditMovement): Promise<{ ledgerId: number; balance: number } | undefined> {
+    const { delta } = change;
     let update = tx.db
       .updateTable('accounts')
       .set((eb) => ({ credits: eb('credits', '+', delta) }))
@@ -276,22 +271,45 @@ export class CreditLedgerRepository {
     if (delta < 0) update = update.where('credits', '>=', -delta);
     const updated = await update.returning('credits').executeTakeFirst();
     if (!updated) return undefined;
-    await tx.db
+    const row = await tx.db
       .insertInto('ledger')
       .values({
         account_id: accountId,
         kind: delta < 0 ? 'removal' : 'topup',
         operation: null,
         interface: null,
-        query: note,
+        query: change.note,
         delta,
         balance_after: updated.credits,
         request_id: null,
-        created_at: createdAt,
-        reference,
+        created_at: change.createdAt,
+        reference: change.reference,
       })
-      .execute();
-    return updated.credits;
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    if (delta > 0) await rearmCreditAlerts(tx, accountId, updated.credits);
+    return { ledgerId: row.id, balance: updated.credits };
+  }
+
+  /**
+   * The ledger row an earlier grant or removal with `reference` made (migration 0012), read in
+   * `tx`; undefined when the reference is new to the account.
+   */
+  async byReference(tx: Tx, accountId: number, kind: 'topup' | 'removal', reference: string): Promise<{ delta: number; balanceAfter: number; note: string | null } | undefined> {
+    const row = await tx.db
+      .selectFrom('credit_references')
+      .innerJoin('ledger', 'ledger.id', 'credit_references.ledger_id')
+      .select(['ledger.delta', 'ledger.balance_after', 'ledger.query'])
+      .where('credit_references.account_id', '=', accountId)
+      .where('credit_references.kind', '=', kind)
+      .where('credit_references.reference', '=', reference)
+      .executeTakeFirst();
+    return row ? { delta: row.delta, balanceAfter: row.balance_after, note: row.query } : undefined;
+  }
+
+  /** Records that `reference` made ledger row `ledgerId` (its primary key refuses a second one). */
+  async recordReference(tx: Tx, accountId: number, kind: 'topup' | 'removal', reference: string, ledgerId: number): Promise<void> {
+    await tx.db.insertInto('credit_references').values({ account_id: accountId, kind, reference, ledger_id: ledgerId }).execute();
   }
 
   async entries(accountId: number, since?: string): Promise<LedgerEntry[]> {

@@ -65,30 +65,43 @@ export class DebitBatcher {
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.flush();
     });
   }
 
-  private async flush(): Promise<void> {
+  /** Writes the next batch; `then` rather than an async function: one promise per batch, not two. */
+  private flush(): void {
     const batch = this.queue.splice(0, MAX_BATCH);
     const frees = this.frees.length === 0 ? NO_FREES : this.frees.splice(0, MAX_BATCH);
     if (batch.length === 0 && frees.length === 0) return;
     // Batches of one instance never wait for each other's row locks (on PostgreSQL, concurrent
     // batches mostly queued on the same hot account row, holding pool connections).
     this.writing = true;
+    let written: Promise<DebitResult[]>;
     try {
       const debits = batch.map(({ accountId, cost, details }) => ({ accountId, cost, details }));
-      const balances = await (frees.length === 0 ? this.writer.write(debits) : this.writer.write(debits, frees));
-      batch.forEach((pending, i) => {
-        pending.resolve(balances[i]);
-      });
-      for (const pending of frees) pending.resolve();
+      written = frees.length === 0 ? this.writer.write(debits) : this.writer.write(debits, frees);
     } catch (error) {
-      for (const pending of batch) pending.reject(error);
-      for (const pending of frees) pending.reject(error);
-    } finally {
-      this.writing = false;
-      if (this.queue.length > 0 || this.frees.length > 0) this.schedule();
+      written = Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    written.then(
+      (balances) => {
+        batch.forEach((pending, i) => {
+          pending.resolve(balances[i]);
+        });
+        for (const pending of frees) pending.resolve();
+        this.written();
+      },
+      (error: unknown) => {
+        for (const pending of batch) pending.reject(error);
+        for (const pending of frees) pending.reject(error);
+        this.written();
+      },
+    );
+  }
+
+  private written(): void {
+    this.writing = false;
+    if (this.queue.length > 0 || this.frees.length > 0) this.schedule();
   }
 }

@@ -1,4 +1,6 @@
-import type { Db, Tx } from '../storage/database.js';
+import type { Selectable } from 'kysely';
+import type { Db, IdempotencyKeysTable, Tx } from '../storage/database.js';
+import { PreparedQuery } from '../storage/prepared-query.js';
 
 /** A charged lookup's record under its account's Idempotency-Key (table idempotency_keys, migration 0006). */
 export interface IdempotencyRecord {
@@ -25,17 +27,31 @@ export interface IdempotencyRecord {
  * a record created at or before it has expired, so a key lives for exactly the retention.
  */
 export class IdempotencyRepository {
-  constructor(private readonly db: Db) {}
+  /**
+   * The two queries of every keyed lookup, built and compiled once (PreparedQuery): building them
+   * with Kysely per call was most of what a key added to a lookup's allocations (test/cost/).
+   */
+  private readonly findLive: PreparedQuery<Selectable<IdempotencyKeysTable>>;
+  private readonly claimKey: PreparedQuery<{ account_id: number }>;
+
+  constructor(private readonly db: Db) {
+    this.findLive = new PreparedQuery(3, (p) =>
+      db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', p(0)).where('idempotency_key', '=', p(1)).where('created_at', '>', p(2)),
+    );
+    // Arguments: account, key, operation, query, result, charged, request id, created at, cut-off.
+    this.claimKey = new PreparedQuery(9, (p) => {
+      const values = { operation: p(2), query: p(3), result: p(4), charged: p(5), request_id: p(6), created_at: p(7) };
+      return db
+        .insertInto('idempotency_keys')
+        .values({ account_id: p(0), idempotency_key: p(1), ...values })
+        .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.created_at', '<=', p(8)))
+        .returning('account_id');
+    });
+  }
 
   /** The live record of `key` for the account, if any (read outside the debit's transaction). */
   async find(accountId: number, key: string, cutoff: string): Promise<IdempotencyRecord | undefined> {
-    const row = await this.db
-      .selectFrom('idempotency_keys')
-      .selectAll()
-      .where('account_id', '=', accountId)
-      .where('idempotency_key', '=', key)
-      .where('created_at', '>', cutoff)
-      .executeTakeFirst();
+    const row = (await this.findLive.execute(this.db, accountId, key, cutoff)).rows[0];
     if (!row) return undefined;
     return {
       key: row.idempotency_key,
@@ -53,21 +69,8 @@ export class IdempotencyRepository {
    * replaced). True when this transaction now holds the key, false when another lookup does.
    */
   async claim(tx: Tx, accountId: number, record: IdempotencyRecord, cutoff: string): Promise<boolean> {
-    const values = {
-      operation: record.operation,
-      query: record.query,
-      result: record.result,
-      charged: record.charged,
-      request_id: record.requestId,
-      created_at: record.createdAt,
-    };
-    const row = await tx.db
-      .insertInto('idempotency_keys')
-      .values({ account_id: accountId, idempotency_key: record.key, ...values })
-      .onConflict((oc) => oc.columns(['account_id', 'idempotency_key']).doUpdateSet(values).where('idempotency_keys.created_at', '<=', cutoff))
-      .returning('account_id')
-      .executeTakeFirst();
-    return row !== undefined;
+    const { rows } = await this.claimKey.run(tx, accountId, record.key, record.operation, record.query, record.result, record.charged, record.requestId, record.createdAt, cutoff);
+    return rows.length > 0;
   }
 
   /** Removes a claim whose debit the balance did not cover: an unpaid lookup leaves no record. */

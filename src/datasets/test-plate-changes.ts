@@ -1,5 +1,6 @@
 import type { Actor } from '../audit/audit-log.js';
 import type { Catalogue } from '../catalogue/catalogue.js';
+import { DomainError } from '../shared/domain-error.js';
 import { testPlateKey } from './test-plate-key.js';
 import type { TestPlates } from './test-plates.js';
 
@@ -10,14 +11,8 @@ export interface TestPlate {
 }
 
 /** A test plate change that cannot be made; each adapter maps the code to its own answer. */
-export class TestPlateError extends Error {
+export class TestPlateError extends DomainError<'INVALID' | 'NOT_FOUND' | 'ALREADY_EXISTS'> {
   override readonly name = 'TestPlateError';
-  constructor(
-    readonly code: 'INVALID' | 'NOT_FOUND',
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** What a change of the test plates needs: the catalogue (to normalise) and the service lookups read. */
@@ -39,7 +34,8 @@ function plateOf(catalogue: Catalogue, operation: string, values: readonly strin
  */
 export async function addTestPlate(deps: TestPlateChangeDeps, actor: Actor, operation: string, values: readonly string[]): Promise<TestPlate> {
   const plate = plateOf(deps.catalogue, operation, values);
-  await deps.testPlates.add(plate.operation, plate.key, actor);
+  // A plate that is free already is a create that found its row (issue 28: one 201, then 409s).
+  if (!(await deps.testPlates.add(plate.operation, plate.key, actor))) throw new TestPlateError('ALREADY_EXISTS', `${plate.operation} ${plate.key} is a test plate already`);
   return plate;
 }
 

@@ -10,7 +10,7 @@ import type { LookupResult } from '../results/result-documents.js';
  * Spaces, commas and quotes are refused: a key sent twice in one request reaches us joined by a
  * comma, and such a key is a client bug, not a key.
  */
-const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:~+/=-]{1,255}$/;
+export const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:~+/=-]{1,255}$/;
 
 /** The key the client sent, checked; undefined when it sent none; INVALID_INPUT when it is malformed. */
 export function checkIdempotencyKey(raw: string | readonly string[] | undefined): string | undefined {

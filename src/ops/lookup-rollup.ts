@@ -1,5 +1,6 @@
 import type { Storage } from '../storage/create-database.js';
-import type { LookupStatRow, LookupStatsRepository } from './lookup-stats.repository.js';
+import type { Tx } from '../storage/database.js';
+import type { LookupStatRow } from './lookup-stats.repository.js';
 import { unrefRepeat, type Repeat } from '../shared/repeat.js';
 
 const HOUR_MS = 3_600_000;
@@ -120,24 +121,40 @@ export interface RollupLog {
   warn(message: string, details: { err: unknown; rows: number; droppedLookups: number }): void;
 }
 
+/** Counts kept in memory until a rollup writes them: LookupCounts, and the upstream spend (upstream-spend.ts). */
+export interface RollupCounts<Row> {
+  /** Everything counted and not yet written, as rows; the counts are handed over. */
+  take(): Row[];
+  /** Takes back rows a write failed to store; answers how many counts it had to drop. */
+  restore(rows: readonly Row[]): number;
+}
+
+/** Where a rollup adds its rows: an additive upsert, so every instance's counts add up. */
+export interface RollupStore<Row> {
+  add(tx: Tx, rows: readonly Row[]): Promise<void>;
+}
+
 /**
- * Writes this process's LookupCounts to the store every `intervalMs` and when the app closes, so
+ * Writes this process's LookupCounts (or other RollupCounts, such as the upstream spend) to the
+ * store every `intervalMs` and when the app closes, so
  * the overview's success and error rates cover every instance behind a load balancer and every
  * worker of the cluster mode (the /metrics counters are per process). A write that fails keeps its
  * counts for the next one (up to the LookupCounts bound) and logs. Writes never overlap.
  */
-export class LookupRollup {
+export class LookupRollup<Row = LookupStatRow> {
   private stop: (() => void) | undefined;
   private writing: Promise<void> = Promise.resolve();
 
   constructor(
-    readonly counts: LookupCounts,
+    readonly counts: RollupCounts<Row>,
     private readonly storage: Pick<Storage, 'transaction'>,
-    private readonly repository: LookupStatsRepository,
+    private readonly repository: RollupStore<Row>,
     private readonly intervalMs: number,
     private readonly log: RollupLog,
     /** The timer of the periodic writes; unrefRepeat never keeps the process alive (close() writes the last counts). */
     private readonly repeat: Repeat = unrefRepeat,
+    /** What the counts are, for the log line of a failed write. */
+    private readonly what = 'lookup statistics',
   ) {}
 
   start(): void {
@@ -155,7 +172,7 @@ export class LookupRollup {
         await this.storage.transaction((tx) => this.repository.add(tx, rows));
       } catch (error) {
         const droppedLookups = this.counts.restore(rows);
-        this.log.warn('lookup statistics not written; kept for the next flush', { err: error, rows: rows.length, droppedLookups });
+        this.log.warn(`${this.what} not written; kept for the next flush`, { err: error, rows: rows.length, droppedLookups });
       }
     });
     return this.writing;

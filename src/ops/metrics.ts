@@ -1,5 +1,5 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { LookupObserver } from '../lookup/lookup-pipeline.js';
+import type { LookupObserver } from '../lookup/lookup-request.js';
 import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
 import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';
 import { DeferredCounter, type CounterSlot } from './deferred-counter.js';
@@ -14,7 +14,7 @@ export class Metrics implements LookupObserver {
   private readonly credits: DeferredCounter<'operation' | 'interface'>;
   private readonly httpRequests: DeferredCounter<'method' | 'route' | 'status'>;
   private readonly rateLimited: Counter<'window' | 'interface'>;
-  /** Free lookups answered whose ledger row could not be written (LookupPipeline.free). */
+  /** Free lookups answered whose ledger row could not be written (LookupCharging.free). */
   private readonly freeRowsLost: Counter<'interface' | 'reason'>;
   /** Connections closed on arrival because MAX_CONNECTIONS were open (issue 17 item 5). */
   readonly connectionsDropped: Counter;

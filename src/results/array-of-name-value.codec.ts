@@ -1,5 +1,6 @@
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { flatJsonSchema, flatSchemaType, pickFields, text, validateFlat, writeFlatFields, type FlatField, type FlatRecord } from './flat-record.js';
+import { childrenNamed, onlyChildren, simpleFields } from './xml-read.js';
 import { arrayItem, sequenceType } from './xsd.js';
 
 /**
@@ -37,6 +38,11 @@ export const arrayOfNameValueCodec: ResultCodec<readonly FlatRecord[]> = {
   importPayload: { field: 'nameValues', jsonType: 'array', validate: validateNameValues },
 
   fromRecord: (record) => (record as FlatRecord[]).map((pair) => pickFields(NAME_VALUE_FIELDS, pair)),
+
+  fromXml(root) {
+    onlyChildren(root, ['NameValue']);
+    return childrenNamed(root, 'NameValue').map((pair) => simpleFields(pair, NAME_VALUE_FIELDS));
+  },
 
   isChargeable: (pairs) => pairs.length > 0,
 

@@ -1,4 +1,5 @@
 import { writeComplex, type ResultCodec } from './result-codec.js';
+import { child, onlyChildren, simpleText, strings, XmlReadError } from './xml-read.js';
 import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, optional, sequenceType, writeStrings } from './xsd.js';
 
 /**
@@ -56,6 +57,21 @@ export const dataGridCodec: ResultCodec<DataGrid> = {
     const columnNames = grid.columnNames ?? [];
     const data = grid.data ?? [];
     return { json: typeof grid.json === 'string' ? grid.json : tableJson(columnNames, data), columnNames, data };
+  },
+
+  fromXml(root) {
+    onlyChildren(root, ['json', 'columnNames', 'data']);
+    const json = child(root, 'json');
+    const columns = child(root, 'columnNames');
+    const data = child(root, 'data');
+    if (data) onlyChildren(data, ['ArrayOfString']);
+    const grid = {
+      ...(json ? { json: simpleText(json) } : {}),
+      columnNames: columns ? strings(columns) : [],
+      data: data ? data.children.map(strings) : [],
+    };
+    if (grid.data.some((row) => row.length !== grid.columnNames.length)) throw new XmlReadError('DataGrid has a row whose width is not the number of columns');
+    return grid;
   },
 
   isChargeable: (grid) => grid.data.length > 0,

@@ -1,6 +1,7 @@
 import type { XmlWriter } from '../xml/xml-writer.js';
 import { writeComplex, type ResultCodec, type SchemaType } from './result-codec.js';
 import type { JsonSchema } from '../shared/json-schema.js';
+import { simpleFields } from './xml-read.js';
 import { optional, required, sequenceType } from './xsd.js';
 
 /**
@@ -156,6 +157,7 @@ export function flatRecordCodec(spec: FlatCodecSpec): ResultCodec<FlatRecord> {
     jsonDescription: spec.jsonDescription,
     importPayload: { field: importField, validate: (payload) => validateFlat(importField, fields, payload) },
     fromRecord: (record) => pickFields(fields, record as FlatRecord),
+    fromXml: (root) => simpleFields(root, fields),
     isChargeable: () => true,
     jsonBody: (value) => value,
     jsonSchema: () => flatJsonSchema(typeName, fields),

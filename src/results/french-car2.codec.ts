@@ -1,5 +1,6 @@
 import { writeComplex, type ResultCodec } from './result-codec.js';
 import { flatSchemaType, pickFields, text, validateFlat, writeFlatFields, type FlatField, type FlatRecord } from './flat-record.js';
+import { child, childrenNamed, onlyChildren, simpleFields } from './xml-read.js';
 import { arrayItem, optional, sequenceType } from './xsd.js';
 
 /**
@@ -51,6 +52,14 @@ export const frenchCar2Codec: ResultCodec<FrenchCar2> = {
   importPayload: { field: 'frenchCar2', validate: validateFrenchCar2 },
 
   fromRecord: (record) => ({ versions: ((record as { versions?: FlatRecord[] }).versions ?? []).map((v) => pickFields(FR_VERSION_FIELDS, v)) }),
+
+  fromXml(root) {
+    onlyChildren(root, ['versions']);
+    const versions = child(root, 'versions');
+    if (!versions) return { versions: [] };
+    onlyChildren(versions, ['FRVersion']);
+    return { versions: childrenNamed(versions, 'FRVersion').map((v) => simpleFields(v, FR_VERSION_FIELDS)) };
+  },
 
   isChargeable: (car) => car.versions.length > 0,
 

@@ -2,11 +2,13 @@ import type { VehicleDocument } from './result-documents.js';
 
 /**
  * How a Vehicle result gets its ImageUrl when the record has none (compat-notes "Wire differences"
- * 6): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` when the record
+ * 6; issue 24 "Fidelity" 2): `make-model` (the default) encodes "Make Model"; `uk` appends `|motorcycle` to the encoded text when the record
  * is a motorbike (live reg.asmx/Check answers do); `uk-motorbike` always appends it (a motorbike
- * lookup); `none` adds none (live answers of these countries carry only the record's own).
+ * lookup); `none` adds none (live answers of these countries carry only the record's own);
+ * `australia` follows the record's `State` as live answers do: Queensland encodes the Description,
+ * the ACT names the member `Image`, the other states encode "Make Model".
  */
-export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none';
+export type ImageUrlRule = 'make-model' | 'uk' | 'uk-motorbike' | 'none' | 'australia';
 
 /** Reads a member that may be plain or wrapped as `{"CurrentTextValue": ...}` (compat-notes). */
 export function textValue(doc: VehicleDocument, member: string): string | undefined {
@@ -50,23 +52,39 @@ export function imagePath(makeModel: string): string {
 /** Decodes the make and model from an image path segment (`@...`), or undefined when malformed. */
 export function decodeImageSegment(segment: string): string | undefined {
   if (!segment.startsWith('@')) return undefined;
-  // A motorbike's picture is looked up by its make and model like a car's; the suffix stands after
-  // the encoded name (compat-notes "Wire differences" 6), raw or percent-encoded by the router.
+  // Links we gave out before issue 24 carry a motorbike's suffix after the encoded name (raw or
+  // percent-encoded by the router); the original's, and ours since, carry it inside.
   const b64 = segment.endsWith(MOTORCYCLE_SUFFIX) ? segment.slice(1, -MOTORCYCLE_SUFFIX.length) : segment.slice(1);
   if (b64.length === 0 || b64.length > 400 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) return undefined;
-  const text = Buffer.from(b64, 'base64').toString('utf8');
+  const decoded = Buffer.from(b64, 'base64').toString('utf8');
+  // A motorbike's picture is looked up by its make and model like a car's.
+  const text = decoded.endsWith(MOTORCYCLE_SUFFIX) ? decoded.slice(0, -MOTORCYCLE_SUFFIX.length) : decoded;
   // Reject what did not round-trip (invalid UTF-8 becomes U+FFFD) and control characters.
   if (text.includes('\uFFFD') || /\p{Cc}/u.test(text) || text.trim() === '') return undefined;
   return text;
 }
 
 /**
- * Adds an absolute ImageUrl when the document has none, of "Make Model" and `suffix`; the stored
- * document is left untouched.
+ * Adds an absolute ImageUrl when the document has none, of "Make Model" and `suffix`, both inside
+ * the encoded text as the original writes them (a live UK answer encodes
+ * "PEUGEOT 307 X-LINE|motorcycle": issue 24 "Fidelity" 2); the stored document is left untouched.
  */
 export function withImageUrl(doc: VehicleDocument, baseUrl: string, suffix = ''): VehicleDocument {
   if (typeof doc.ImageUrl === 'string' && doc.ImageUrl !== '') return doc;
   const makeModel = makeAndModel(doc);
   if (makeModel === undefined) return doc;
-  return { ...doc, ImageUrl: `${baseUrl}${imagePath(makeModel)}${suffix}` };
+  return { ...doc, ImageUrl: `${baseUrl}${imagePath(`${makeModel}${suffix}`)}` };
+}
+
+/**
+ * An Australian record's picture as live CheckAustralia answers give it (issue 24 "Fidelity" 2):
+ * by its `State`, Queensland encodes the Description, the ACT names the member `Image`, the other
+ * states encode "Make Model". A record that has its own `ImageUrl` or `Image` keeps it.
+ */
+export function withAustralianImage(doc: VehicleDocument, baseUrl: string): VehicleDocument {
+  for (const member of ['ImageUrl', 'Image']) if (typeof doc[member] === 'string' && doc[member] !== '') return doc;
+  const state = textValue(doc, 'State')?.toUpperCase();
+  const name = state === 'QLD' ? untrimmedText(doc, 'Description') : makeAndModel(doc);
+  if (name === undefined) return doc;
+  return { ...doc, [state === 'ACT' ? 'Image' : 'ImageUrl']: `${baseUrl}${imagePath(name)}` };
 }

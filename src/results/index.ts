@@ -1,4 +1,5 @@
-import type { MotDocument, NcapRating, VehicleDocument } from './result-documents.js';
+import type { MotDocument, NcapRating } from './result-documents.js';
+import type { XmlElement } from '../xml/xml-reader.js';
 import { arrayOfNameValueCodec } from './array-of-name-value.codec.js';
 import { dataGridCodec, type DataGrid } from './data-grid.codec.js';
 import type { FlatRecord } from './flat-record.js';
@@ -13,7 +14,7 @@ import type { ResultCodec, ResultContext } from './result-codec.js';
 import { stringCodec } from './string.codec.js';
 import { ukMotDataCodec } from './uk-mot-data.codec.js';
 import { valuationCodec } from './valuation.codec.js';
-import { vehicleCodec } from './vehicle.codec.js';
+import { vehicleCodec, type VehicleValue } from './vehicle.codec.js';
 
 /**
  * Every result type of the interface and the value a result of that type carries. Adding a result
@@ -21,7 +22,7 @@ import { vehicleCodec } from './vehicle.codec.js';
  * catalogue entry, dispatcher or test that does not know it (DESIGN.md "Result types are codecs").
  */
 export interface ResultValues {
-  Vehicle: VehicleDocument;
+  Vehicle: VehicleValue;
   UKMOTData: MotDocument;
   ArrayOfPreAssessmentSearchResult: readonly NcapRating[];
   Valuation: FlatRecord;
@@ -87,4 +88,15 @@ export function isChargeable(result: LookupResult): boolean {
 /** The JSON interface's body for a result. */
 export function jsonBodyOf(result: LookupResult): unknown {
   return codecOf(result.type).jsonBody(result.value);
+}
+
+/** The JSON interface's body text for a result (an original answer's own text where it has one). */
+export function jsonTextOf(result: LookupResult): string {
+  const codec = codecOf(result.type);
+  return codec.jsonText ? codec.jsonText(result.value) : JSON.stringify(codec.jsonBody(result.value));
+}
+
+/** The record of the original service's GET/POST answer of `type` (ResultCodec.fromXml). */
+export function recordFromXml(type: ResultType, root: XmlElement): unknown {
+  return codecOf(type).fromXml(root);
 }

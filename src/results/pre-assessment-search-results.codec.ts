@@ -1,6 +1,7 @@
 import type { NcapRating } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
+import { childrenNamed, onlyChildren, simpleFields } from './xml-read.js';
 import { arrayItem, optional, required, sequenceType } from './xsd.js';
 
 /**
@@ -142,7 +143,15 @@ export const preAssessmentSearchResultsCodec: ResultCodec<readonly NcapRating[]>
   fromRecord: (record) => record as NcapRating[],
 
   // "An empty list costs nothing" (catalogue, CheckEuroNCap): decided here and nowhere else.
+  fromXml(root) {
+    onlyChildren(root, ['PreAssessmentSearchResult']);
+    return childrenNamed(root, 'PreAssessmentSearchResult').map((rating) => simpleFields(rating, NCAP_FIELD_ORDER));
+  },
+
   isChargeable: (ratings) => ratings.length > 0,
+
+  // A search that finds nothing is the empty list (free), not a "Lookup failed" fault.
+  recordWhenAbsent: () => [],
 
   jsonBody: (ratings) => ratings,
 

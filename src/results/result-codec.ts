@@ -1,3 +1,4 @@
+import type { XmlElement } from '../xml/xml-reader.js';
 import type { Attributes, XmlWriter } from '../xml/xml-writer.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import type { ImageUrlRule } from './image-url.js';
@@ -11,6 +12,8 @@ export interface ResultOperation {
   readonly fieldSubset?: readonly string[] | undefined;
   /** How ImageUrl is made for this operation (image-url.ts); absent: from make and model. */
   readonly imageUrl?: ImageUrlRule | undefined;
+  /** vehicleData children the original never writes for this operation (issue 24 "Fidelity" 1); absent: none. */
+  readonly vehicleDataOmits?: readonly string[] | undefined;
 }
 
 /** What a codec knows when it turns a stored record (or an upstream answer) into a result. */
@@ -66,6 +69,13 @@ export interface ResultCodec<T> {
 
   /** The result of a record a provider found; must not change `record` (it may be frozen and shared). */
   fromRecord(record: unknown, context: ResultContext): T;
+  /**
+   * The reader of what `writeXml` writes: the record (one `fromRecord` takes, the local store can
+   * hold and an import line can carry) of the original service's GET/POST answer of this type,
+   * whose root element `root` (named `xmlName`, in the service's namespace) the caller checked.
+   * Throws XmlReadError when the content is not of this type (the answer is then unreadable).
+   */
+  fromXml(root: XmlElement): unknown;
   /** False when a successful lookup with this result costs nothing (an empty Euro NCAP list). */
   isChargeable(value: T): boolean;
   /**
@@ -76,6 +86,11 @@ export interface ResultCodec<T> {
   recordWhenAbsent?(): unknown;
   /** The value JSON.stringify turns into the JSON interface's body. */
   jsonBody(value: T): unknown;
+  /**
+   * The JSON interface's body text, when it is not `JSON.stringify(jsonBody(value))`: an answer of
+   * the original passed through byte for byte (Vehicle). Absent: the stringified jsonBody.
+   */
+  jsonText?(value: T): string;
   /**
    * The JSON Schema (draft 2020-12, as OpenAPI 3.1 uses it) that every `jsonBody` of this result
    * type satisfies: the 200 body of the OpenAPI document, named there by `xmlName`

@@ -1,4 +1,5 @@
 import type { ResultCodec } from './result-codec.js';
+import { isNil, simpleText } from './xml-read.js';
 
 /**
  * `string`: the original's plain string return (CheckRecalledVIN, WheelSize). SOAP carries it as the
@@ -18,6 +19,8 @@ export const stringCodec: ResultCodec<string> = {
   },
 
   fromRecord: (record) => (typeof record === 'string' ? record : ''),
+
+  fromXml: (root) => (isNil(root) ? '' : simpleText(root)),
 
   isChargeable: (text) => text !== '',
 

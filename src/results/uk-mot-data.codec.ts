@@ -1,6 +1,7 @@
-import type { MotDocument } from './result-documents.js';
+import type { MotDocument, UkTest } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
+import { child, childrenNamed, onlyChildren, simpleText, strings, XmlReadError } from './xml-read.js';
 import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, arrayItem, optional, sequenceType, writeStrings } from './xsd.js';
 
 /** UKMOTData: the UKMOT result (interface spec "UKMOTData", "UKTest"; compat-notes "Data shapes"). */
@@ -79,6 +80,42 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
   importPayload: { field: 'mot', validate: validateMot },
 
   fromRecord: (record) => record as MotDocument,
+
+  fromXml(root) {
+    onlyChildren(root, ['Tests', 'taxDate', 'Json', 'ExtendedInformation', 'ExtendedInformationJson']);
+    const tests = child(root, 'Tests');
+    if (tests) onlyChildren(tests, ['UKTest']);
+    const mot: { Tests: UkTest[]; taxDate?: string; ExtendedInformation?: Record<string, string> } = {
+      Tests: (tests ? childrenNamed(tests, 'UKTest') : []).map((element) => {
+        onlyChildren(element, [...UKTEST_STRING_FIELDS, ...UKTEST_ARRAY_FIELDS]);
+        const test: UkTest = {};
+        for (const f of UKTEST_STRING_FIELDS) {
+          const c = child(element, f);
+          if (c) test[f] = simpleText(c);
+        }
+        for (const f of UKTEST_ARRAY_FIELDS) {
+          const c = child(element, f);
+          if (c) test[f] = strings(c);
+        }
+        return test;
+      }),
+    };
+    const taxDate = child(root, 'taxDate');
+    if (taxDate) mot.taxDate = simpleText(taxDate);
+    // Json and ExtendedInformationJson are the same data as text; the writer makes them again.
+    const extended = child(root, 'ExtendedInformation');
+    if (extended) {
+      onlyChildren(extended, ['ArrayOfString']);
+      const pairs: Record<string, string> = {};
+      for (const row of extended.children) {
+        const [name, value, ...rest] = strings(row);
+        if (name === undefined || value === undefined || rest.length > 0) throw new XmlReadError('ExtendedInformation has a row that is not a name and a value');
+        pairs[name] = value;
+      }
+      mot.ExtendedInformation = pairs;
+    }
+    return mot;
+  },
 
   isChargeable: () => true,
 

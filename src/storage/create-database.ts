@@ -1,10 +1,12 @@
 import { mkdirSync } from 'node:fs';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Db, Tx } from './database.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Engine } from './engine.js';
 import { noteLocalCommit } from './local-commits.js';
 import { migrationProvider } from './migrations/index.js';
@@ -58,7 +60,7 @@ export interface Storage {
    * on a pooled connection. On SQLite `work` runs again after an SQLITE_BUSY (retryOnSqliteBusy in
    * sqlite-connection.ts), so it must have no effect outside the transaction.
    */
-  transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => MaybePromise<T>): Promise<T>;
   /** The engine's name, for logs and /readyz only: behaviour goes through the capabilities. */
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
@@ -95,7 +97,66 @@ export interface Storage {
    * ROLLBACK. SQLite: nothing; BEGIN IMMEDIATE already runs one write transaction at a time.
    */
   serialize(tx: Tx, key: string): Promise<void>;
+  /**
+   * Which of the store's constraints `error` (thrown by a query) reports, or undefined for any
+   * other error: a unique index (SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY; SQLSTATE 23505) or a
+   * foreign key (SQLITE_CONSTRAINT_FOREIGNKEY; SQLSTATE 23503). `transaction` already rethrows
+   * these as ConstraintViolation; this is for writes made outside one.
+   */
+  constraintViolated(error: unknown): ConstraintKind | undefined;
   close(): Promise<void>;
+}
+
+/** The constraints the store enforces that a request can run into (a race lost, a row in use). */
+export type ConstraintKind = 'unique' | 'foreign-key';
+
+/**
+ * The engines' codes for the constraint kinds: better-sqlite3's extended result codes, and
+ * PostgreSQL's SQLSTATE (pg's DatabaseError.code). The one place the difference is named.
+ */
+const CONSTRAINT_CODES: Readonly<Record<Engine, Readonly<Record<string, ConstraintKind>>>> = {
+  sqlite: { SQLITE_CONSTRAINT_UNIQUE: 'unique', SQLITE_CONSTRAINT_PRIMARYKEY: 'unique', SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign-key' },
+  postgres: { '23505': 'unique', '23503': 'foreign-key' },
+};
+
+function constraintRecogniser(engine: Engine): (error: unknown) => ConstraintKind | undefined {
+  const codes = CONSTRAINT_CODES[engine];
+  return (error) => {
+    const code = (error as { code?: unknown } | null)?.code;
+    return typeof code === 'string' && Object.hasOwn(codes, code) ? codes[code] : undefined;
+  };
+}
+
+/**
+ * A write the store refused for a constraint, as Storage.transaction rethrows it: a domain error
+ * (ALREADY_EXISTS for a unique index, IN_USE for a foreign key), so that whichever of two racing
+ * requests loses the check-then-insert is answered like a request that found the row at its
+ * check, not with an internal error (issue 28). Services catch it where they can say more
+ * (`account X already exists`); the driver's error is the cause, never shown to a client.
+ */
+export class ConstraintViolation extends DomainError<'ALREADY_EXISTS' | 'IN_USE'> {
+  override readonly name = 'ConstraintViolation';
+  constructor(
+    readonly kind: ConstraintKind,
+    cause: unknown,
+  ) {
+    super(
+      kind === 'unique' ? 'ALREADY_EXISTS' : 'IN_USE',
+      kind === 'unique' ? 'it already exists (another request may have created it at the same moment)' : 'other records still refer to it',
+      { cause },
+    );
+  }
+}
+
+/** `transact` rethrowing the engine's constraint errors as ConstraintViolation. */
+function translatingConstraints(transact: Storage['transaction'], recognise: (error: unknown) => ConstraintKind | undefined): Storage['transaction'] {
+  // One rejection handler rather than an async wrapper: the debit's transaction is on the lookup
+  // path, where each promise counts (test/cost).
+  const translate = (error: unknown): never => {
+    const kind = recognise(error);
+    throw kind === undefined ? error : new ConstraintViolation(kind, error);
+  };
+  return (work) => transact(work).catch(translate);
 }
 
 /**
@@ -192,9 +253,10 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   } finally {
     await lock.end().catch(() => undefined);
   }
+  const constraintViolated = constraintRecogniser('postgres');
   return {
     db,
-    transaction: (work) => db.transaction().execute((trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })),
+    transaction: translatingConstraints((work) => db.transaction().execute(async (trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })), constraintViolated),
     engine: 'postgres',
     description: redactUrl(url),
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
@@ -202,6 +264,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
     tuneForBulkWrites: () => Promise.resolve(() => Promise.resolve()),
     skipLocked: SKIP_LOCKED_POSTGRES,
     serialize: serializePostgres,
+    constraintViolated,
     close: () => db.destroy(),
   };
 }
@@ -219,9 +282,10 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await db.destroy();
     throw error;
   }
+  const constraintViolated = constraintRecogniser('sqlite');
   return {
     db,
-    transaction: connection.transaction,
+    transaction: translatingConstraints(connection.transaction, constraintViolated),
     engine: 'sqlite',
     description: `sqlite:${path}`,
     changeCounter: () => dataVersion.get() as number,
@@ -229,6 +293,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     tuneForBulkWrites: () => tuneSqliteForBulkWrites(db),
     skipLocked: SKIP_LOCKED_SQLITE,
     serialize: () => Promise.resolve(),
+    constraintViolated,
     close: () => db.destroy(),
   };
 }

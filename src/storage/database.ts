@@ -1,4 +1,5 @@
 import type { ColumnType, CompiledQuery, Generated, Kysely, QueryResult } from 'kysely';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 
 /** Row types as stored. Timestamps are ISO-8601 UTC text on both engines. */
 export interface AccountsTable {
@@ -202,6 +203,17 @@ export interface WebhookDeliveriesTable {
   succeeded: number;
 }
 
+/**
+ * Migration 0012: the ledger row an operator's grant or removal with a reference made, one per
+ * (account, kind, reference): a repeat of the reference answers that row instead of moving credits again.
+ */
+export interface CreditReferencesTable {
+  account_id: number;
+  kind: 'topup' | 'removal';
+  reference: string;
+  ledger_id: number;
+}
+
 export interface CreditAlertSettingsTable {
   account_id: number;
   /** JSON array of whole numbers, highest first. */
@@ -288,6 +300,28 @@ export interface ImportsTable {
   heartbeat_at: string;
 }
 
+/** Upstream calls and cache answers per UTC day (migration 0012), added to by every instance. */
+export interface UpstreamStatsTable {
+  /** `YYYY-MM-DD`, UTC. */
+  day: string;
+  provider: string;
+  /** The operation asked; empty for sources that do not name it. */
+  operation: string;
+  /** `found`, `not_found`, `failed` (calls), `cache_found`, `cache_not_found` (answered by the cache). */
+  outcome: string;
+  count: number;
+}
+
+/** A balance alert of an upstream that has fired and not re-armed (migration 0012). */
+export interface UpstreamAlertMarksTable {
+  provider: string;
+  /** The webhook event type: `upstream.credits.low` or `upstream.credits.depleted`. */
+  event: string;
+  /** The balance that fired it. */
+  credits: number;
+  fired_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -311,6 +345,9 @@ export interface DatabaseSchema {
   lookup_stats: LookupStatsTable;
   login_throttle: LoginThrottleTable;
   imports: ImportsTable;
+  upstream_stats: UpstreamStatsTable;
+  upstream_alert_marks: UpstreamAlertMarksTable;
+  credit_references: CreditReferencesTable;
 }
 
 export type Db = Kysely<DatabaseSchema>;
@@ -328,8 +365,9 @@ export interface Tx {
   readonly db: Kysely<DatabaseSchema>;
   /**
    * Runs a query compiled once (PreparedQuery) in this transaction. On SQLite it runs the cached
-   * statement synchronously, without Kysely's executor: the per-statement cost of the hot debit
+   * statement synchronously, without Kysely's executor, and returns its result as a plain value
+   * (no promise: the cost guard, test/cost/, counts them): the per-statement cost of the hot debit
    * path is the statement itself. On PostgreSQL it is the transaction's executeQuery.
    */
-  run<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+  run<R>(query: CompiledQuery<R>): MaybePromise<QueryResult<R>>;
 }

@@ -1,4 +1,5 @@
 import { CompiledQuery, type Compilable, type QueryResult } from 'kysely';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import type { Db, Tx } from './database.js';
 
 type Slot = { readonly arg: number } | { readonly value: unknown };
@@ -41,8 +42,8 @@ export class PreparedQuery<Row> {
     return db.executeQuery(this.compile(args));
   }
 
-  /** Runs inside a transaction (Storage.transaction). */
-  run(tx: Tx, ...args: unknown[]): Promise<QueryResult<Row>> {
+  /** Runs inside a transaction (Storage.transaction); at once on SQLite (Tx.run). */
+  run(tx: Tx, ...args: unknown[]): MaybePromise<QueryResult<Row>> {
     return tx.run(this.compile(args));
   }
 }

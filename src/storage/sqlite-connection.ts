@@ -11,6 +11,7 @@ import {
 } from 'kysely';
 import { realWaitClock, type WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Tx } from './database.js';
+import type { MaybePromise } from '../shared/maybe-promise.js';
 import { noteLocalCommit } from './local-commits.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
 
@@ -52,7 +53,7 @@ export interface LockWait {
 export const DEFAULT_LOCK_WAIT: LockWait = { ms: SQLITE_LOCK_WAIT_MS, clock: realWaitClock };
 
 /** Storage.transaction's shape. */
-export type Transact = <T>(work: (tx: Tx) => Promise<T>) => Promise<T>;
+export type Transact = <T>(work: (tx: Tx) => MaybePromise<T>) => Promise<T>;
 
 /** True for SQLITE_BUSY and its extended codes (SQLITE_BUSY_SNAPSHOT, _RECOVERY, _TIMEOUT). */
 export function isSqliteBusy(error: unknown): boolean {
@@ -78,16 +79,21 @@ function lockBackoffMs(attempt: number): number {
  * reads each time. Between attempts the connection is free and the event loop runs.
  */
 export function retryOnSqliteBusy(transact: Transact, wait: LockWait = DEFAULT_LOCK_WAIT): Transact {
-  return async (work) => {
+  // The first attempt with a `catch` rather than an async function around it: one promise per
+  // transaction instead of two (the cost guard, test/cost/, counts them).
+  return (work) => {
     const started = wait.clock.now();
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return await transact(work);
-      } catch (error) {
+    return transact(work).catch(async (error: unknown) => {
+      for (let attempt = 1; ; attempt += 1) {
         if (!isSqliteBusy(error) || wait.clock.now() - started >= wait.ms) throw error;
         await wait.clock.sleep(lockBackoffMs(attempt));
+        try {
+          return await transact(work);
+        } catch (next) {
+          error = next;
+        }
       }
-    }
+    });
   };
 }
 
@@ -101,6 +107,11 @@ export function retryOnSqliteBusy(transact: Transact, wait: LockWait = DEFAULT_L
  */
 class LockWaitingDriver implements Driver {
   private connection: DatabaseConnection | undefined;
+  /** Callers that hold the connection or wait for it through Kysely (acquired, not yet released). */
+  private holders = 0;
+  /** A transaction of openSqliteConnection's direct path has the connection (see `holdIfIdle`). */
+  private held = false;
+  private waiters: Array<() => void> = [];
 
   constructor(
     private readonly inner: Driver,
@@ -113,10 +124,39 @@ class LockWaitingDriver implements Driver {
   }
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const raw = await this.inner.acquireConnection();
-    // SQLite has one connection; it is wrapped once, so Kysely sees one connection too.
-    this.connection ??= this.wrap(raw);
-    return this.connection;
+    this.holders += 1;
+    try {
+      while (this.held) await new Promise<void>((resolve) => this.waiters.push(resolve));
+      const raw = await this.inner.acquireConnection();
+      // SQLite has one connection; it is wrapped once, so Kysely sees one connection too.
+      this.connection ??= this.wrap(raw);
+      return this.connection;
+    } catch (error) {
+      this.holders -= 1;
+      throw error;
+    }
+  }
+
+  /**
+   * Takes the connection for a direct transaction when nobody holds it or waits for it through
+   * Kysely: true when taken (then `unhold` must follow). Kysely's queries wait until `unhold`.
+   */
+  holdIfIdle(): boolean {
+    if (this.holders > 0 || this.held) return false;
+    this.held = true;
+    return true;
+  }
+
+  isHeld(): boolean {
+    return this.held;
+  }
+
+  unhold(): void {
+    this.held = false;
+    const waiting = this.waiters;
+    if (waiting.length === 0) return;
+    this.waiters = [];
+    for (const resolve of waiting) resolve();
   }
 
   private wrap(raw: DatabaseConnection): DatabaseConnection {
@@ -151,6 +191,7 @@ class LockWaitingDriver implements Driver {
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
+    this.holders -= 1;
     return this.inner.releaseConnection(connection);
   }
 
@@ -160,6 +201,9 @@ class LockWaitingDriver implements Driver {
 }
 
 class LockWaitingSqliteDialect extends SqliteDialect {
+  /** The driver Kysely created (one per Kysely instance; this dialect serves one). */
+  driver: LockWaitingDriver | undefined;
+
   constructor(
     config: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
@@ -169,7 +213,8 @@ class LockWaitingSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new LockWaitingDriver(super.createDriver(), this.sqlite, this.wait);
+    this.driver = new LockWaitingDriver(super.createDriver(), this.sqlite, this.wait);
+    return this.driver;
   }
 }
 
@@ -221,17 +266,20 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
   const statements = withStatementCache(sqlite);
-  const db = new Kysely<DatabaseSchema>({ dialect: new LockWaitingSqliteDialect({ database: statements }, sqlite, lockWait) });
+  const dialect = new LockWaitingSqliteDialect({ database: statements }, sqlite, lockWait);
+  const db = new Kysely<DatabaseSchema>({ dialect });
+  const driver = dialect.driver;
+  if (!driver) throw new Error('Kysely did not create the SQLite driver');
   const begin = sqlite.prepare('BEGIN IMMEDIATE');
   const commit = sqlite.prepare('COMMIT');
   const rollback = sqlite.prepare('ROLLBACK');
-  const runSync = <R>(query: CompiledQuery<R>): Promise<QueryResult<R>> => {
+  const runSync = <R>(query: CompiledQuery<R>): QueryResult<R> => {
     const statement = statements.prepare(query.sql);
-    if (statement.reader) return Promise.resolve({ rows: statement.all(query.parameters) as R[] });
+    if (statement.reader) return { rows: statement.all(query.parameters) as R[] };
     const { changes } = statement.run(query.parameters);
-    return Promise.resolve({ rows: [], numAffectedRows: BigInt(changes) });
+    return { rows: [], numAffectedRows: BigInt(changes) };
   };
-  const transaction = <T>(work: (tx: Tx) => Promise<T>): Promise<T> =>
+  const throughKysely = <T>(work: (tx: Tx) => MaybePromise<T>): Promise<T> =>
     // Kysely's SQLite driver serialises everything on one connection with a mutex; holding it
     // keeps every other query out of this transaction, and `connection` is Kysely bound to it.
     // The hot path (debits) only awaits already-settled promises from runSync, so no I/O runs
@@ -248,6 +296,51 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
         throw error;
       }
     });
+  // The direct path's `tx.db`: Kysely's own SQLite driver on the same statements, with a mutex of
+  // its own that only this path's transactions use (one at a time: the driver's hold).
+  const direct: Tx = { db: new Kysely<DatabaseSchema>({ dialect: new SqliteDialect({ database: statements }) }), run: runSync };
+  const abort = (): void => {
+    try {
+      if (sqlite.inTransaction) rollback.run();
+    } finally {
+      driver.unhold();
+    }
+  };
+  /**
+   * A transaction on the connection nobody else is using, without Kysely's connection machinery
+   * (provider, driver, mutex: 17 promises of the 46 a warm debit cost, test/cost/): the driver's
+   * hold makes Kysely's queries wait until it ends, as its mutex would. When anything holds or
+   * waits for the connection, the transaction takes its turn through Kysely instead.
+   */
+  const finish = <T>(result: T): T => {
+    try {
+      commit.run();
+    } catch (error) {
+      abort();
+      throw error;
+    }
+    driver.unhold();
+    noteLocalCommit();
+    return result;
+  };
+  const transaction = <T>(work: (tx: Tx) => MaybePromise<T>): Promise<T> => {
+    if (sqlite.inTransaction || !driver.holdIfIdle()) return throughKysely(work);
+    let done: MaybePromise<T>;
+    try {
+      begin.run();
+      done = work(direct);
+      // Work that ran to the end at once (a batch of plain debits: Tx.run is synchronous here)
+      // commits at once: one promise for the whole transaction.
+      if (!(done instanceof Promise)) return Promise.resolve(finish(done));
+    } catch (error) {
+      if (driver.isHeld()) abort();
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+    }
+    return done.then(finish, (error: unknown) => {
+      abort();
+      throw error;
+    });
+  };
   // Read on every lookup: prepared once (sqlite.pragma() would prepare it each time).
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit

@@ -112,6 +112,7 @@ export class LoginThrottle {
   }
 }
 
+const requestKey = (surface: string, caller: string): string => `req:${surface}:${createHash('sha256').update(caller).digest('base64url').slice(0, 22)}`;
 const userKey = (user: string): string => `login:u:${user.toLowerCase()}`;
 const addressKey = (address: string): string => `login:a:${address}`;
 
@@ -138,8 +139,12 @@ export class RequestLimiter {
    * caller (a session id or a token) is hashed: no secret becomes a key in Redis.
    */
   async take(surface: string, caller: string): Promise<number> {
-    const digest = createHash('sha256').update(caller).digest('base64url').slice(0, 22);
-    const { count, endsInMs } = await this.counters.add(`req:${surface}:${digest}`, 60_000);
+    const { count, endsInMs } = await this.counters.add(requestKey(surface, caller), 60_000);
     return count > this.perMinute ? seconds(endsInMs) : 0;
+  }
+
+  /** Gives back one request taken from `caller` on `surface` (a credential that proved live). */
+  giveBack(surface: string, caller: string): Promise<void> {
+    return this.counters.subtract(requestKey(surface, caller));
   }
 }

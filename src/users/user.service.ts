@@ -4,6 +4,7 @@ import { SIGNUP_AUDIT_ACTION, type AccountService } from '../accounts/account.se
 import type { Account } from '../accounts/account.js';
 import type { Actor, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Db, UsersTable } from '../storage/database.js';
 import { DUMMY_PASSWORD_HASH, hashPassword, MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH, oneTimePassword, verifyPassword } from './password.js';
@@ -39,14 +40,8 @@ export interface OperatorToken {
 
 export type UserErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'FORBIDDEN';
 
-export class UserError extends Error {
+export class UserError extends DomainError<UserErrorCode> {
   override readonly name = 'UserError';
-  constructor(
-    readonly code: UserErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -328,6 +323,10 @@ export class UserService {
     const value = `vlop_${secret()}`;
     const now = this.clock.now().toISOString();
     const id = await this.storage.transaction(async (tx) => {
+      // Token creates run one at a time on every instance, so two cannot both find the name free (issue 28).
+      await this.storage.serialize(tx, 'operator-tokens');
+      const taken = await tx.db.selectFrom('operator_tokens').select('id').where('name', '=', name).where('revoked_at', 'is', null).executeTakeFirst();
+      if (taken) throw new UserError('ALREADY_EXISTS', `a live operator token is already named ${name}`);
       const row = await tx.db
         .insertInto('operator_tokens')
         .values({ user_id: owner.id, name, prefix: value.slice(0, 12), token_hash: sha256(value), scope, created_at: now, revoked_at: null })

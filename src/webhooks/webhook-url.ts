@@ -42,11 +42,44 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return PRIVATE.check(address, 'ipv4');
   if (family === 6) {
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped?.[1] !== undefined) return PRIVATE.check(mapped[1], 'ipv4');
+    const mapped = ipv4Mapped(address);
+    if (mapped !== undefined) return PRIVATE.check(mapped, 'ipv4');
     return PRIVATE.check(address, 'ipv6');
   }
   return false;
+}
+
+/**
+ * The IPv4 address of an IPv4-mapped IPv6 address, in either spelling: `::ffff:127.0.0.1`, or
+ * `::ffff:7f00:1` as the WHATWG URL parser writes it (`new URL('http://[::ffff:127.0.0.1]/')`).
+ */
+function ipv4Mapped(address: string): string | undefined {
+  const dotted = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted?.[1] !== undefined) return dotted[1];
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (hex?.[1] === undefined || hex[2] === undefined) return undefined;
+  const high = parseInt(hex[1], 16);
+  const low = parseInt(hex[2], 16);
+  return `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
+}
+
+/**
+ * A host name as DNS resolves it: without the brackets of an IPv6 literal and without trailing
+ * dots (`localhost.` is the fully qualified spelling of `localhost`, and resolves the same). The
+ * URL parser has already lower-cased it and turned every IPv4 spelling (`0x7f.1`, `127.1`) into
+ * dotted decimal.
+ */
+function canonicalHost(hostname: string): string {
+  return hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
+}
+
+/**
+ * The form of an acceptable webhook URL that is stored and used: the WHATWG serialisation
+ * (`new URL(url).href`), so what is stored is exactly what is requested, with no tab or newline
+ * the parser would have dropped.
+ */
+export function normaliseWebhookUrl(url: string): string {
+  return new URL(url).href;
 }
 
 /** Why `url` cannot be a webhook endpoint, or undefined when it can. */
@@ -61,7 +94,7 @@ export function webhookUrlProblem(url: string, allowPrivate: boolean): string | 
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return 'url must use http or https';
   if (parsed.username !== '' || parsed.password !== '') return 'url must not contain credentials';
   if (allowPrivate) return undefined;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  const host = canonicalHost(parsed.hostname);
   if (host === 'localhost' || host.endsWith('.localhost') || isPrivateAddress(host)) {
     return 'url must point to a public address (the operator can allow private ones with WEBHOOK_ALLOW_PRIVATE_URLS)';
   }

@@ -157,6 +157,18 @@ export class WebhookRepository {
     return toEndpoint(inserted);
   }
 
+  /**
+   * The URLs of the endpoints of `accountId` (null: the operator's own), with their ids, read in
+   * `tx`: what a create or a URL change checks against, under Storage.serialize.
+   */
+  async urls(tx: Tx, accountId: number | null): Promise<Array<{ id: number; url: string }>> {
+    return tx.db
+      .selectFrom('webhook_endpoints')
+      .select(['id', 'url'])
+      .where('account_id', accountId === null ? 'is' : '=', accountId)
+      .execute();
+  }
+
   /** One endpoint; in `tx` when given (a change reading what it replaces). */
   async endpoint(id: number, tx?: Tx): Promise<EndpointWithSecrets | undefined> {
     const row = await (tx?.db ?? this.db).selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst();
@@ -183,6 +195,12 @@ export class WebhookRepository {
       .where((eb) => eb.or([eb('account_id', '=', accountId), eb('account_id', 'is', null)]))
       .orderBy('id')
       .execute();
+    return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
+  }
+
+  /** Enabled endpoints of the operator's own (told about the service itself) that want `eventType`. */
+  async operatorSubscribers(tx: Tx, eventType: string): Promise<EndpointWithSecrets[]> {
+    const rows = await tx.db.selectFrom('webhook_endpoints').selectAll().where('enabled', '=', 1).where('account_id', 'is', null).orderBy('id').execute();
     return rows.map(toEndpoint).filter((e) => e.events.includes(eventType));
   }
 

@@ -1,15 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { SYSTEM_ACTOR, type Actor, type AuditEntry, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
+import { DomainError } from '../shared/domain-error.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
 import { generateWebhookSecret } from './webhook-signature.js';
-import { webhookUrlProblem } from './webhook-url.js';
+import { normaliseWebhookUrl, webhookUrlProblem } from './webhook-url.js';
 import type { EndpointWithSecrets, NewMessage, WebhookDelivery, WebhookEndpoint, WebhookMessage, WebhookRepository } from './webhook.repository.js';
 
-/** Event types an endpoint can subscribe to (docs/webhooks.md "Events"). */
-export const EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+/** Event types about an account, for its endpoints and the operator's (docs/webhooks.md "Events"). */
+export const ACCOUNT_EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
+/**
+ * Event types about the service itself, for the operator's own endpoints only: the operator's
+ * balance at a paid upstream (the original service) fell below its threshold, or to 0
+ * (upstream-balance.ts, docs/providers.md).
+ */
+export const OPERATOR_EVENT_TYPES = ['upstream.credits.low', 'upstream.credits.depleted'] as const;
+/** Every event type an endpoint can subscribe to. */
+export const EVENT_TYPES = [...ACCOUNT_EVENT_TYPES, ...OPERATOR_EVENT_TYPES] as const;
+export type EventType = (typeof ACCOUNT_EVENT_TYPES)[number];
+export type OperatorEventType = (typeof OPERATOR_EVENT_TYPES)[number];
+
+/** The event types an endpoint may subscribe to: an account's, or (accountId null) the operator's own, which may have all. */
+export function eventTypesFor(accountId: number | null): readonly string[] {
+  return accountId === null ? EVENT_TYPES : ACCOUNT_EVENT_TYPES;
+}
 /** Sent by a test-send, to that endpoint only, whatever it subscribes to. */
 export const TEST_EVENT = 'test';
 
@@ -18,17 +33,11 @@ export const MAX_ROTATION_GRACE_SECONDS = 7 * 24 * 3600;
 /** Most endpoints one account (or the operator) may register. */
 export const MAX_ENDPOINTS = 20;
 
-export type WebhookErrorCode = 'NOT_FOUND' | 'INVALID';
+export type WebhookErrorCode = 'NOT_FOUND' | 'INVALID' | 'ALREADY_EXISTS';
 
 /** A webhook request that cannot be carried out; adapters map the code to their wire format. */
-export class WebhookError extends Error {
+export class WebhookError extends DomainError<WebhookErrorCode> {
   override readonly name = 'WebhookError';
-  constructor(
-    readonly code: WebhookErrorCode,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /**
@@ -97,7 +106,7 @@ export class WebhookService {
   private readonly random: (size: number) => Buffer;
 
   constructor(
-    private readonly storage: Pick<Storage, 'db' | 'transaction'>,
+    private readonly storage: Pick<Storage, 'db' | 'transaction' | 'serialize'>,
     private readonly repository: WebhookRepository,
     private readonly clock: Clock,
     private readonly options: WebhookServiceOptions,
@@ -127,8 +136,8 @@ export class WebhookService {
 
   /** Registers an endpoint; the secret in the answer is the only time it is shown. */
   async create(scope: WebhookScope, input: EndpointInput): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
-    this.checkUrl(input.url);
-    const events = this.checkEvents(input.events ?? EVENT_TYPES);
+    const url = this.checkUrl(input.url);
+    const events = this.checkEvents(input.events ?? eventTypesFor(scope.accountId), scope.accountId);
     if (scope.accountId !== null && !(await this.storage.db.selectFrom('accounts').select('id').where('id', '=', scope.accountId).executeTakeFirst())) {
       throw new WebhookError('NOT_FOUND', `no account ${scope.accountId}`);
     }
@@ -137,9 +146,11 @@ export class WebhookService {
     const now = this.clock.now().toISOString();
     const secret = generateWebhookSecret(this.random);
     const endpoint = await this.storage.transaction(async (tx) => {
+      const urls = await this.lockUrls(tx, scope.accountId, url);
+      if (urls.length >= MAX_ENDPOINTS) throw new WebhookError('INVALID', `at most ${MAX_ENDPOINTS} webhook endpoints per account`);
       const inserted = await this.repository.insertEndpoint(tx, {
         account_id: scope.accountId,
-        url: input.url,
+        url,
         description: input.description ?? '',
         enabled: input.enabled === false ? 0 : 1,
         events: JSON.stringify(events),
@@ -166,16 +177,17 @@ export class WebhookService {
 
   async update(scope: WebhookScope, id: number, changes: Partial<EndpointInput>): Promise<WebhookEndpoint> {
     await this.owned(scope, id);
-    if (changes.url !== undefined) this.checkUrl(changes.url);
-    const events = changes.events === undefined ? undefined : this.checkEvents(changes.events);
+    const url = changes.url === undefined ? undefined : this.checkUrl(changes.url);
+    const events = changes.events === undefined ? undefined : this.checkEvents(changes.events, scope.accountId);
     const updated = await this.storage.transaction(async (tx) => {
+      if (url !== undefined) await this.lockUrls(tx, scope.accountId, url, id);
       const before = await this.repository.endpoint(id, tx);
       if (!before) return undefined;
       const after = await this.repository.updateEndpoint(
         tx,
         id,
         {
-          ...(changes.url !== undefined ? { url: changes.url } : {}),
+          ...(url !== undefined ? { url } : {}),
           ...(changes.description !== undefined ? { description: changes.description } : {}),
           ...(changes.enabled !== undefined ? { enabled: changes.enabled ? 1 : 0 } : {}),
           ...(events !== undefined ? { events: JSON.stringify(events) } : {}),
@@ -284,6 +296,23 @@ export class WebhookService {
     return endpoints.length;
   }
 
+  /**
+   * Puts one event about the service itself in the outbox, once per enabled operator endpoint of
+   * its own that subscribes to it, inside the caller's transaction. Returns how many messages
+   * were written; call `enqueued()` after the commit.
+   */
+  async enqueueOperator(tx: Tx, type: OperatorEventType, data: Record<string, unknown>): Promise<number> {
+    const endpoints = await this.repository.operatorSubscribers(tx, type);
+    const now = this.clock.now().toISOString();
+    const payload = JSON.stringify({ type, timestamp: now, data } satisfies WebhookPayload);
+    await this.repository.insertMessages(
+      tx,
+      endpoints.map((e) => ({ id: messageId(this.random), endpointId: e.id, accountId: null, eventType: type, payload })),
+      now,
+    );
+    return endpoints.length;
+  }
+
   /** Tells the sender that committed messages are waiting. */
   enqueued(): void {
     this.options.onEnqueued?.();
@@ -296,14 +325,32 @@ export class WebhookService {
     return endpoint;
   }
 
-  private checkUrl(url: string): void {
+  /** The URL as stored (normaliseWebhookUrl), or INVALID with the reason it cannot be an endpoint. */
+  private checkUrl(url: string): string {
     const problem = webhookUrlProblem(url, this.options.allowPrivateUrls);
     if (problem !== undefined) throw new WebhookError('INVALID', problem);
+    return normaliseWebhookUrl(url);
   }
 
-  private checkEvents(events: readonly string[]): string[] {
+  /**
+   * In `tx`, after which the scope's endpoint changes run one at a time on every instance
+   * (Storage.serialize): the scope's endpoints, refused with ALREADY_EXISTS when one other than
+   * `except` already has `url`, so two requests cannot both register one URL (issue 28) or both
+   * take the last of MAX_ENDPOINTS places.
+   */
+  private async lockUrls(tx: Tx, accountId: number | null, url: string, except?: number): Promise<Array<{ id: number; url: string }>> {
+    await this.storage.serialize(tx, `webhook-endpoints:${accountId ?? 'operator'}`);
+    const urls = await this.repository.urls(tx, accountId);
+    if (urls.some((e) => e.url === url && e.id !== except)) throw new WebhookError('ALREADY_EXISTS', `an endpoint with the URL ${url} is already registered`);
+    return urls;
+  }
+
+  private checkEvents(events: readonly string[], accountId: number | null): string[] {
     const unknown = events.filter((e) => !(EVENT_TYPES as readonly string[]).includes(e));
     if (unknown.length > 0) throw new WebhookError('INVALID', `unknown event type ${unknown.join(', ')}; known: ${EVENT_TYPES.join(', ')}`);
+    const allowed = eventTypesFor(accountId);
+    const foreign = events.filter((e) => !allowed.includes(e));
+    if (foreign.length > 0) throw new WebhookError('INVALID', `${foreign.join(', ')}: only the operator's own endpoints receive events about the service itself`);
     if (events.length === 0) throw new WebhookError('INVALID', 'events must name at least one event type');
     return [...new Set(events)];
   }

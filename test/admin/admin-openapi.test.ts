@@ -27,7 +27,11 @@ describe('the admin and account APIs OpenAPI document', () => {
     expect(roll?.parameters?.map((p) => `${p.in}:${p.name}`)).toEqual(['path:username', 'path:id']);
     expect(roll?.requestBody).toBeDefined();
     expect(doc.paths['/admin/api/login']?.post?.security).toEqual([]);
-    expect(doc.paths['/account/api/keys']?.get?.security).toEqual([{ session: [], csrf: [] }]);
+    // Reads need only the session (or a token); writes with the cookie also its CSRF token.
+    expect(doc.paths['/account/api/keys']?.get?.security).toEqual([{ session: [] }]);
+    expect(doc.paths['/account/api/keys']?.post?.security).toEqual([{ session: [], csrf: [] }]);
+    expect(doc.paths['/admin/api/accounts']?.get?.security).toEqual([{ session: [] }, { operatorToken: [] }]);
+    expect(doc.paths['/admin/api/accounts']?.post?.security).toEqual([{ session: [], csrf: [] }, { operatorToken: [] }]);
     expect(Object.keys(doc.paths).length).toBeGreaterThan(25);
   });
 

@@ -94,8 +94,8 @@ describe.each(ENGINES)('audit rows of alerts, webhooks and test plates on %s', (
   it('records test plates added and removed through the API and the CLI, each as its actor', async () => {
     const root = as(t, await operator(t, 'root'));
     expect((await root('POST', '/admin/api/test-plates', { operation: 'CheckFrance', values: ['EG258MA'] })).statusCode).toBe(201);
-    // Adding a free plate again changes nothing and records nothing.
-    expect((await root('POST', '/admin/api/test-plates', { operation: 'CheckFrance', values: ['EG258MA'] })).statusCode).toBe(201);
+    // Adding a free plate again changes nothing and records nothing: a create that found its row (issue 28).
+    expect((await root('POST', '/admin/api/test-plates', { operation: 'CheckFrance', values: ['EG258MA'] })).statusCode).toBe(409);
     const env = { DATA_DIR: t.dataDir, LOG_LEVEL: 'silent', ...(t.config.databaseUrl ? { DATABASE_URL: t.config.databaseUrl } : {}) };
     const added = await cli(env, ['test-plates', 'add', 'CheckUSA', 'h84 jae', 'nj']);
     expect(added.code, added.err).toBe(0);

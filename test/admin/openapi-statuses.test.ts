@@ -1,5 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { as, customer, operator, type Login } from './admin-harness.js';
 
@@ -22,14 +24,14 @@ function successOf(paths: Paths, method: string, path: string): number {
  * than 200 on success (creates, accepted jobs, deletions without content) is called for real here
  * and its status compared with the document's, and the collisions it declares (409) happen.
  */
-describe('the admin and account OpenAPI document’s statuses', () => {
+describe.each(await enginesToTest())('the admin and account OpenAPI document’s statuses on %s', (engine) => {
   let t: TestApp;
   let root: Login;
   let owner: Login;
   let paths: Paths;
 
   beforeEach(async () => {
-    t = await createTestApp({ SEED_DEMO: 'false', SIGNUP_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '600000', CREDIT_ALERT_SWEEP_MS: '3600000' });
+    t = await createTestApp(await engineEnv(engine, { SEED_DEMO: 'false', SIGNUP_ENABLED: 'true', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_POLL_MS: '600000', CREDIT_ALERT_SWEEP_MS: '3600000' }), undefined, engine);
     await t.account('alice', 50);
     root = await operator(t, 'root');
     owner = await customer(t, 'alice', 'alice-owner');
@@ -97,10 +99,11 @@ describe('the admin and account OpenAPI document’s statuses', () => {
     const removal = await operatorCall('POST', '/admin/api/accounts/alice/credits', { operation: 'remove', amount: 51 });
     expect(removal.statusCode).toBe(409);
     expect(Object.keys(paths['/admin/api/accounts/{username}/credits']?.post?.responses ?? {})).toContain('409');
-    // A route that names nothing in its path and collides with nothing lists neither 404 nor 409.
-    expect(Object.keys(paths['/admin/api/tokens']?.post?.responses ?? {})).toEqual(['201', '400', '401', '403', '429']);
+    // A route that names nothing in its path and collides with nothing lists neither 404 nor 409;
+    // a body over the limit (413) or in another media type (415) is refused before its handler.
+    expect(Object.keys(paths['/admin/api/tokens']?.post?.responses ?? {})).toEqual(['201', '400', '401', '403', '413', '415', '429']);
     // Public routes are not refused for a missing login; login answers 401 for a wrong password.
-    expect(Object.keys(paths['/admin/api/login']?.post?.responses ?? {})).toEqual(['200', '400', '401', '429']);
+    expect(Object.keys(paths['/admin/api/login']?.post?.responses ?? {})).toEqual(['200', '400', '401', '413', '415', '429']);
     expect((await t.app.inject({ method: 'POST', url: '/admin/api/login', payload: { username: 'root', password: 'wrong' } })).statusCode).toBe(401);
   });
 });

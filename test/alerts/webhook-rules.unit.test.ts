@@ -3,7 +3,7 @@ import { crossesDownwards, normaliseThresholds } from '../../src/alerts/credit-a
 import { loadAlertConfig } from '../../src/config/alert-config.js';
 import { ConfigError } from '../../src/config/config.js';
 import { generateWebhookSecret, signWebhook, webhookHeaders } from '../../src/webhooks/webhook-signature.js';
-import { isPrivateAddress, privateAddressGuard, webhookUrlProblem } from '../../src/webhooks/webhook-url.js';
+import { isPrivateAddress, normaliseWebhookUrl, privateAddressGuard, webhookUrlProblem } from '../../src/webhooks/webhook-url.js';
 import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
 
 describe('Standard Webhooks signing', () => {
@@ -51,6 +51,17 @@ describe('webhook URLs', () => {
     }
     expect(isPrivateAddress('8.8.8.8')).toBe(false);
     expect(isPrivateAddress('2606:4700:4700::1111')).toBe(false);
+  });
+
+  it('refuses the other spellings of a private host: a trailing dot (the fully qualified name), upper case, IPv4 in hex or short form', () => {
+    for (const url of ['http://localhost.:8080/', 'http://LOCALHOST../', 'http://api.localhost./', 'http://127.0.0.1./', 'http://0x7f.1/', 'http://127.1/', 'http://[::ffff:7f00:1]/']) {
+      expect(webhookUrlProblem(url, false), url).toMatch(/public address/);
+    }
+    expect(webhookUrlProblem('https://hooks.example.org./in', false)).toBeUndefined();
+  });
+
+  it('stores a URL as the parser serialises it: no tab or newline it would have dropped', () => {
+    expect(normaliseWebhookUrl('https://Hooks.Example.org/a\nb')).toBe('https://hooks.example.org/ab');
   });
 
   it('refuses at connection time a name that resolves to a private address', async () => {

@@ -125,14 +125,14 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
     await lookup(bob.auth); // 4 -> 3: fires 3
     await until('the first alert', () => receiver.requests.length === 1);
 
-    await t.services.accounts.addCredits('bob', 1); // 3 -> 4: above 3, re-arms it
+    await t.services.accounts.grantCredits({ account: 'bob', amount: 1 }); // 3 -> 4: above 3, re-arms it
     expect((await alerting.alerts.thresholds(bob.id)).fired).toEqual([]);
     await lookup(bob.auth); // 4 -> 3: fires again
     await until('the second alert', () => receiver.requests.length === 2);
     expect(receiver.requests.map((r) => payload(r).data.threshold)).toEqual([3, 3]);
 
     await lookup(bob.auth); // 3 -> 2
-    await t.services.accounts.addCredits('bob', 1); // 2 -> 3: not above 3, stays fired
+    await t.services.accounts.grantCredits({ account: 'bob', amount: 1 }); // 2 -> 3: not above 3, stays fired
     await lookup(bob.auth); // 3 -> 2: no crossing of a fired threshold
     await sleep(300);
     expect(receiver.requests).toHaveLength(2);
@@ -270,7 +270,7 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
     expect(await t.services.storage.db.selectFrom('credit_alert_cursor').selectAll().execute()).toEqual([]);
     const mo = await accountWith('mo', 0);
     await endpoint({ actor: 'account', accountId: mo.id });
-    await t.services.accounts.addCredits('mo', 4);
+    await t.services.accounts.grantCredits({ account: 'mo', amount: 4 });
     const { CreditLedgerRepository } = await import('../../src/credits/credit-ledger.repository.js');
     const ledger = new CreditLedgerRepository(t.services.storage.db);
     await t.services.storage.transaction((tx) => ledger.debit(tx, mo.id, 1, { operation: 'CheckFrance', interface: 'json', query: 'AB123CD', requestId: 'crash', createdAt: new Date().toISOString() }));

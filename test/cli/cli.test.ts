@@ -285,11 +285,11 @@ describe('usage', () => {
     let now = new Date('2020-03-01T10:00:00Z');
     const services = createServices(storage, { clock: { now: () => now }, requireApiKeyEverywhere: false });
     await services.accounts.create('carol', 0);
-    await services.accounts.addCredits('carol', 1, 'march');
+    await services.accounts.grantCredits({ account: 'carol', amount: 1, note: 'march' });
     now = new Date('2020-06-01T10:00:00Z');
-    await services.accounts.addCredits('carol', 2, 'june morning');
+    await services.accounts.grantCredits({ account: 'carol', amount: 2, note: 'june morning' });
     now = new Date('2020-06-01T15:00:00Z');
-    await services.accounts.addCredits('carol', 4, 'june afternoon');
+    await services.accounts.grantCredits({ account: 'carol', amount: 4, note: 'june afternoon' });
     await storage.close();
 
     const notes = async (...since: string[]): Promise<Array<string | null>> => (await ledger('carol', ...since)).map((r) => r.query);

@@ -4,6 +4,8 @@ import { parseThresholds } from '../../src/http/console/alerts.routes.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
 
@@ -12,13 +14,13 @@ import { consoleLogin, get, post, type ConsoleSession } from './console-harness.
  * (a customer's own, any account's for operators, the operator's own), test plates, operator API
  * tokens and "log out everywhere", server-rendered and posted as a browser posts its forms.
  */
-describe('console: alerts and webhooks, test plates, tokens, log out everywhere', () => {
+describe.each(await enginesToTest())('console: alerts and webhooks, test plates, tokens, log out everywhere on %s', (engine) => {
   let t: TestApp;
   let receiver: FakeHttpServer;
 
   beforeEach(async () => {
     // The receiver listens on 127.0.0.1; the sweep never runs during a test.
-    t = await createTestApp({ WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CREDIT_ALERT_SWEEP_MS: '3600000' });
+    t = await createTestApp(await engineEnv(engine, { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', CREDIT_ALERT_SWEEP_MS: '3600000' }), undefined, engine);
     await t.importRecords([FRANCE]);
     receiver = await FakeHttpServer.start(() => ({ status: 204 }));
   });

@@ -5,6 +5,8 @@ import type { Viewer } from '../../src/http/console/layout.js';
 import { overviewPage } from '../../src/http/console/overview-page.js';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, openForm, post, type ConsoleSession } from './console-harness.js';
 import { SYSTEM_ACTOR } from '../../src/audit/audit-log.js';
@@ -28,11 +30,11 @@ describe('html template', () => {
   });
 });
 
-describe('web console', () => {
+describe.each(await enginesToTest())('web console on %s', (engine) => {
   let t: TestApp;
 
   beforeEach(async () => {
-    t = await createTestApp();
+    t = await createTestApp(await engineEnv(engine), undefined, engine);
     await t.importRecords([FRANCE]);
   });
   afterEach(async () => {

@@ -2,6 +2,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY } from '../../src/http/security-headers.js';
 import { FRANCE, PASSWORD } from '../admin/admin-harness.js';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { form, get, type ConsoleSession } from './console-harness.js';
 
@@ -72,11 +74,11 @@ describe('console sign-up page while sign-up is off (the default)', () => {
   });
 });
 
-describe('console sign-up page', () => {
+describe.each(await enginesToTest())('console sign-up page on %s', (engine) => {
   let t: TestApp;
 
   beforeEach(async () => {
-    t = await createTestApp({ SIGNUP_ENABLED: 'true', SIGNUP_TRIAL_CREDITS: '25', SIGNUP_PER_ADDRESS_PER_DAY: '2', TRUST_PROXY: 'true' });
+    t = await createTestApp(await engineEnv(engine, { SIGNUP_ENABLED: 'true', SIGNUP_TRIAL_CREDITS: '25', SIGNUP_PER_ADDRESS_PER_DAY: '2', TRUST_PROXY: 'true' }), undefined, engine);
     await t.importRecords([FRANCE]);
   });
   afterEach(async () => {

@@ -53,7 +53,8 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     const { ctx, page, problems } = await open('/openapi/lookup');
     await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup JSON interface' }).isVisible()).resolves.toBe(true);
     expect(await page.title()).toBe('vehicle-lookup JSON interface');
-    await page.getByLabel('Username').fill('acme');
+    // Exact: the balance page's form has a `username` field too.
+    await page.getByLabel('Username', { exact: true }).fill('acme');
     await page.getByLabel('API key').fill(key);
     const operation = page.locator('details#CheckFrance');
     await operation.locator(':scope > summary').click();
@@ -65,6 +66,13 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     expect(answer).toContain('x-credits-charged: 1');
     expect(answer).toContain('Peugeot 208 Allure');
     expect((await t.services.accounts.show('acme')).credits).toBe(4);
+    // The balance page is at the site's root (its path's own server), not under /api/json.aspx.
+    const credits = page.locator('details#GetCredits');
+    await credits.locator(':scope > summary').click();
+    await credits.getByLabel('username', { exact: true }).fill('acme');
+    await credits.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => credits.locator('pre.answer').textContent()).toContain('200 OK');
+    expect(await credits.locator('pre.answer').textContent()).toMatch(/^GET \/ajax\/getcredits\.aspx\?username=acme\n[\s\S]*\n4$/);
     // The filter leaves the matching operations only.
     await page.getByLabel('Filter operations').fill('checkfrance');
     expect(await page.locator('details.operation:visible').count()).toBe(1);

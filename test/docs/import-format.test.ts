@@ -28,7 +28,8 @@ describe('docs/import-format.md', () => {
 
   it('takes its vehicle and rating examples verbatim from the sample dataset', () => {
     const sample = new Set(SAMPLE.split('\n'));
-    const verbatim = exampleLines().filter((line) => !line.startsWith('{"operation":"UKMOT"'));
+    // The sample dataset has no answer of the original kept whole ("vehicle" as {vehicleJson, vehicleData}).
+    const verbatim = exampleLines().filter((line) => !line.startsWith('{"operation":"UKMOT"') && !line.includes('"vehicle":{"vehicleJson"'));
     expect(verbatim.length).toBeGreaterThan(3);
     for (const line of verbatim) expect(sample.has(line), line.slice(0, 80)).toBe(true);
   });

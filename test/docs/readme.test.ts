@@ -29,6 +29,7 @@ const EVERY_PROVIDER_ON = {
   VEGVESEN_API_KEY: 'svv-key',
   ISRAEL_ENABLED: 'true',
   NHTSA_RATINGS_ENABLED: 'true',
+  REGCHECK_USERNAME: 'regcheck-user',
 };
 
 /** The source files under src/, relative to the repository root. */

@@ -108,7 +108,7 @@ describe('account state on the XML bindings with the API key', () => {
 describe('account state on the XML bindings with several keys (issue 16)', () => {
   // Each answered lookup here costs a credit; the tests above leave 'keyed' only a few.
   beforeAll(async () => {
-    await t.services.accounts.addCredits('keyed', 100);
+    await t.services.accounts.grantCredits({ account: 'keyed', amount: 100 });
   });
 
   it('takes any live key of the account as its key: a second key answers, and tells a disabled account its state', async () => {

@@ -55,7 +55,7 @@ describe.each(ENGINES)('credits on %s', (engine) => {
 
     it('keeps balance equal to top-ups minus debits', async () => {
       const key = await t.account('acct', 3);
-      await t.services.accounts.addCredits('acct', 2, 'invoice 7');
+      await t.services.accounts.grantCredits({ account: 'acct', amount: 2, note: 'invoice 7' });
       for (let i = 0; i < 4; i++) {
         await fetch(`${base}/api/json.aspx/CheckFrance/AB123CD`, { headers: { authorization: t.basic('acct', key) } });
       }

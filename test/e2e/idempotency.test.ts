@@ -285,7 +285,7 @@ describe.each(ENGINES)('idempotent retries on %s', (engine) => {
     const refused = await fetch(`${base}/api/json.aspx/CheckFrance/${PLATE}`, { headers: { authorization: t.basic('poor', poorKey), 'idempotency-key': 'poor-1' } });
     expect(refused.status).toBe(500);
     expect(await refused.text()).toMatch(/^Out of credit/);
-    await t.services.accounts.addCredits('poor', 1, 'top-up');
+    await t.services.accounts.grantCredits({ account: 'poor', amount: 1, note: 'top-up' });
     const paid = await fetch(`${base}/api/json.aspx/CheckFrance/${PLATE}`, { headers: { authorization: t.basic('poor', poorKey), 'idempotency-key': 'poor-1' } });
     expect(paid.status).toBe(200);
     expect(paid.headers.get('x-credits-charged')).toBe('1');

@@ -4,7 +4,7 @@ import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SAMPLE_DATASET_PATH } from '../../src/bootstrap/seed.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
-import { generateOpenApi, sampleParameterExamples } from '../../src/http/lookup/json/openapi-document.js';
+import { CREDITS_PATH, generateOpenApi, sampleParameterExamples } from '../../src/http/lookup/json/openapi-document.js';
 import { OPENAPI_PATHS } from '../../src/http/lookup/json/openapi.plugin.js';
 import { jsonPathFor, sampleLines, type SampleLine } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -90,23 +90,26 @@ describe('the OpenAPI document of the JSON interface', () => {
         const [path, operation] = templateFor(generated, op.name, count);
         expect(path).toBe(`/${op.name}${op.jsonPath.segments.slice(0, count).map((s) => `/{${s.label}}`).join('')}`);
         if (count === required) expect(operation.operationId).toBe(op.name);
-        expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '429', '500']);
+        expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '422', '429', '500']);
       }
     }
     const expectedPaths = catalogue.operations.reduce((n, op) => n + op.jsonPath.segments.length - Catalogue.requiredPathSegments(op) + 1, 0);
-    expect(Object.keys(generated.paths)).toHaveLength(expectedPaths);
+    // And the original's balance page, at the site's root.
+    expect(Object.keys(generated.paths)).toHaveLength(expectedPaths + 1);
     expect(generated.paths['/CheckGermany/{Prefix}/{Suffix}']).toBeDefined();
     expect(generated.paths['/CheckEuroNCap/{Make}']).toBeDefined();
   });
 
   it('declares the 401 challenge, the 429 Retry-After, plain-text errors and the credit headers', () => {
     const { responses, headers } = generated.components;
-    expect(Object.keys(responses.Unauthorized?.headers ?? {})).toEqual(['WWW-Authenticate']);
-    expect(Object.keys(responses.RateLimited?.headers ?? {})).toEqual(['Retry-After']);
-    for (const name of ['BadHost', 'Unauthorized', 'RateLimited', 'LookupFailed']) {
-      expect(Object.keys(responses[name]?.content ?? {})).toEqual(['text/plain; charset=utf-8']);
+    expect(Object.keys(responses.Unauthorized?.headers ?? {})).toEqual(['WWW-Authenticate', 'x-request-id']);
+    expect(Object.keys(responses.RateLimited?.headers ?? {})).toEqual(['Retry-After', 'x-request-id']);
+    // Media-type keys without parameters (generated clients look answers up by the bare type).
+    for (const name of ['BadHost', 'Unauthorized', 'IdempotencyConflict', 'RateLimited', 'LookupFailed']) {
+      expect(Object.keys(responses[name]?.content ?? {})).toEqual(['text/plain']);
     }
-    expect(Object.keys(responses.Vehicle?.headers ?? {})).toEqual(['x-credits-charged', 'x-credits-remaining']);
+    expect(Object.keys(responses.Vehicle?.content ?? {})).toEqual(['application/json']);
+    expect(Object.keys(responses.Vehicle?.headers ?? {})).toEqual(['x-credits-charged', 'x-credits-remaining', 'idempotent-replayed', 'x-request-id']);
     expect(headers.CreditsCharged?.required).toBe(true);
   });
 
@@ -183,8 +186,10 @@ describe('the OpenAPI document served by the service', () => {
       const declared = doc.components.responses[responseName];
       if (!declared) throw new Error(`no response ${responseName}`);
       const [mediaType, media] = Object.entries(declared.content)[0] ?? [];
-      expect(res.headers.get('content-type')).toBe(mediaType);
-      for (const header of Object.keys(declared.headers ?? {})) expect(res.headers.get(header), `${url} ${header}`).toMatch(/^\d+$/);
+      expect(res.headers.get('content-type')?.split(';', 1)[0]).toBe(mediaType);
+      for (const header of ['x-credits-charged', 'x-credits-remaining']) expect(res.headers.get(header), `${url} ${header}`).toMatch(/^\d+$/);
+      expect(res.headers.get('x-request-id'), url).toMatch(/^[0-9a-f-]{36}$/);
+      expect(Object.keys(declared.headers ?? {})).toContain('x-request-id');
 
       const schemaName = refName(media?.schema.$ref ?? '', 'schemas');
       let validate = validators.get(schemaName);
@@ -197,6 +202,38 @@ describe('the OpenAPI document served by the service', () => {
       answered.add(line.operation);
     }
     expect([...answered].sort()).toEqual(catalogue.operations.map((op) => op.name).sort());
+  });
+
+  it('answers the Idempotency-Key header as the document says: a replay says so and costs nothing, another lookup under the key is a 422', async () => {
+    const doc = await servedDocument();
+    const [path, operation] = templateFor(doc, 'CheckFrance', 1);
+    const item = doc.paths[path] as unknown as { parameters: Array<{ $ref: string }> };
+    expect(item.parameters).toEqual([{ $ref: '#/components/parameters/IdempotencyKey' }]);
+    expect(operation.responses['422']).toEqual({ $ref: '#/components/responses/IdempotencyConflict' });
+    const url = (plate: string): string => `${base}${doc.servers[0]?.url ?? ''}${path.replace('{RegistrationNumber}', plate)}`;
+    const plate = operation.parameters[0]?.example ?? '';
+    const headers = { authorization: auth, 'idempotency-key': 'openapi-test-1' };
+    const first = await fetch(url(plate), { headers });
+    expect(first.status).toBe(200);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await fetch(url(plate), { headers });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.headers.get('x-credits-charged')).toBe('0');
+    const other = await fetch(url('ZZ999ZZ'), { headers });
+    expect(other.status).toBe(422);
+    expect(other.headers.get('content-type')?.split(';', 1)[0]).toBe(Object.keys(doc.components.responses.IdempotencyConflict?.content ?? {})[0]);
+  });
+
+  it('documents the balance page at the site root, and it answers as documented', async () => {
+    const doc = await servedDocument();
+    const credits = doc.paths[CREDITS_PATH] as unknown as { servers: Array<{ url: string }>; get: Operation & { security: unknown[] } };
+    expect(credits.servers).toEqual([{ url: '/', description: 'This service' }]);
+    expect(credits.get.security).toEqual([]);
+    const res = await fetch(`${base}${CREDITS_PATH}?username=alice`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')?.split(';', 1)[0]).toBe('text/plain');
+    expect(await res.text()).toMatch(/^\d+$/);
   });
 
   it('answers as the document says without credentials (401 challenge) and for a refused value (500 text)', async () => {
@@ -215,6 +252,7 @@ describe('the OpenAPI document served by the service', () => {
   it('gives every parameter an example from the sample data that answers 200 on a seeded store', async () => {
     const doc = await servedDocument();
     for (const [path, item] of Object.entries(doc.paths)) {
+      if (path === CREDITS_PATH) continue;
       const { parameters } = item.get;
       // UKMOT's Make is accepted and ignored: the sample MOT records carry no make to show.
       if (parameters.some((p) => p.example === undefined)) {

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, type BuiltApp } from '../../src/app.js';
+import { buildApp, type BuildOptions, type BuiltApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Clock } from '../../src/shared/clock.js';
 import { freshPostgresDatabase, type TestEngine } from './engines.js';
@@ -39,12 +39,12 @@ function inheritedEnv(): NodeJS.ProcessEnv {
  * A real app on a fresh store, quiet logs: SQLite in a temporary directory, or (engine
  * 'postgres') a fresh database on the test server, dropped on close.
  */
-export async function createTestApp(env: Record<string, string> = {}, clock?: Clock, engine: TestEngine = 'sqlite'): Promise<TestApp> {
+export async function createTestApp(env: Record<string, string> = {}, clock?: Clock, engine: TestEngine = 'sqlite', build: Pick<BuildOptions, 'beforeRoutes'> = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-test-'));
   const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
   const config = loadConfig({ ...inheritedEnv(), DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...(database ? { DATABASE_URL: database.url } : {}), ...env });
   const lookupStatsTimer = new ManualRepeat();
-  const built = await buildApp(config, { ...(clock ? { clock } : {}), lookupStatsRepeat: lookupStatsTimer.repeat });
+  const built = await buildApp(config, { ...build, ...(clock ? { clock } : {}), lookupStatsRepeat: lookupStatsTimer.repeat });
   let counter = 0;
   return {
     ...built,

@@ -28,6 +28,7 @@ const FIXTURE_TABLES = [
   'credit_alert_cursor',
   'credit_alert_fired',
   'credit_alert_settings',
+  'credit_references',
   'idempotency_keys',
   'imports',
   'invites',
@@ -101,8 +102,9 @@ async function populate(dir: string): Promise<Record<string, string>> {
     for (const [name, credits] of [['alice', 10], ['bob', 5], ['carol', 3], ['dave', 0]] as const) {
       keys[name] = (await s.accounts.create(name, credits)).apiKey;
     }
-    await s.accounts.addCredits('bob', 20, 'invoice 2026-117');
-    await s.accounts.addCredits('dave', 1);
+    // A grant with a reference (migration 0012 records it in credit_references).
+    await s.accounts.grantCredits({ account: 'bob', amount: 20, reference: 'INV-2026-117', note: 'invoice 2026-117' });
+    await s.accounts.grantCredits({ account: 'dave', amount: 1 });
     await s.accounts.setDisabled('carol', true);
     await s.accounts.setRequireApiKey('dave', true);
     await s.accounts.setRateLimits('alice', { perSecond: 50, perDay: 0 });

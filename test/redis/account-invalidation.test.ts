@@ -73,7 +73,7 @@ describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (
       await accounts.setDisabled('acme', true);
       await accounts.setDisabled('acme', false);
       await accounts.rotateKey('acme');
-      await accounts.addCredits('acme', 5);
+      await accounts.grantCredits({ account: 'acme', amount: 5 });
       await accounts.setRequireApiKey('acme', true);
       await accounts.setRateLimits('acme', { perSecond: 3 });
       await within(1000, () => Promise.resolve(heard.length >= 6));

@@ -55,7 +55,7 @@ describe.each(ENGINES)('debit writer on %s', (engine) => {
     const { app, w, ids } = await setup(ctx);
     // 70 rows: two full inserts of 32 and one of 6; costs vary so each balance is distinct.
     const batch = Array.from({ length: 70 }, (_, i) => ({ accountId: ids.rich, cost: i % 3 === 0 ? 2 : 1, details: details(i) }));
-    await app.services.accounts.addCredits('rich', 900);
+    await app.services.accounts.grantCredits({ account: 'rich', amount: 900 });
     const expected: number[] = [];
     let balance = 1000;
     for (const d of batch) expected.push((balance -= d.cost));

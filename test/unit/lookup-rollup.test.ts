@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LookupCounts, LookupRollup } from '../../src/ops/lookup-rollup.js';
-import { summariseByInterface, type LookupStatRow, type LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
+import { summariseByInterface, type LookupStatRow } from '../../src/ops/lookup-stats.repository.js';
 import { ManualRepeat } from '../helpers/manual-repeat.js';
 
 const at = (iso: string) => Date.parse(iso);
@@ -83,7 +83,7 @@ describe('LookupRollup (the periodic writes of the counts)', () => {
     const written: LookupStatRow[][] = [];
     const repository = { add: (_tx: unknown, rows: readonly LookupStatRow[]) => Promise.resolve(void written.push([...rows])) };
     const storage = { transaction: <T>(work: (tx: never) => Promise<T>) => work(undefined as never) };
-    const rollup = new LookupRollup(counts, storage, repository as unknown as LookupStatsRepository, 10_000, { warn: () => undefined }, timer.repeat);
+    const rollup = new LookupRollup(counts, storage, repository, 10_000, { warn: () => undefined }, timer.repeat);
     expect(timer.intervals).toEqual([]);
     rollup.start();
     rollup.start();

@@ -35,7 +35,7 @@ describe('result codecs', () => {
   it('charges nothing for an empty Euro NCAP list and the usual cost for any other result', () => {
     expect(isChargeable({ type: 'ArrayOfPreAssessmentSearchResult', value: [] })).toBe(false);
     expect(isChargeable({ type: 'ArrayOfPreAssessmentSearchResult', value: [{ Make: 'Volvo', Model: 'XC60' }] })).toBe(true);
-    expect(isChargeable({ type: 'Vehicle', value: {} })).toBe(true);
+    expect(isChargeable({ type: 'Vehicle', value: { document: {}, vehicleDataOmits: [] } })).toBe(true);
     expect(isChargeable({ type: 'UKMOTData', value: { Tests: [] } })).toBe(true);
   });
 
@@ -52,7 +52,7 @@ describe('result codecs', () => {
     const record = Object.freeze({ Description: 'FORD F150', CarMake: { CurrentTextValue: 'FORD' }, CarModel: { CurrentTextValue: 'F150' }, Colour: 'Red' });
     const result = resultOf('Vehicle', record, { operation: op('CheckUSAMinimal'), baseUrl: 'http://x.test' });
     expect(result.type).toBe('Vehicle');
-    expect(Object.keys(result.value as object)).toEqual(['Description', 'CarMake', 'CarModel', 'ImageUrl']);
+    expect(Object.keys((result.value as { document: object }).document)).toEqual(['Description', 'CarMake', 'CarModel', 'ImageUrl']);
     expect(record).not.toHaveProperty('ImageUrl');
   });
 
@@ -71,12 +71,10 @@ describe('Vehicle codec: the wire differences of compat-notes', () => {
   const car = Object.freeze({ CarMake: { CurrentTextValue: 'HONDA' }, CarModel: { CurrentTextValue: 'CB500F' }, BodyStyle: { CurrentTextValue: 'Motorbike' } });
   const imageName = (operation: ReturnType<typeof op>, record: object): string | undefined => {
     const { value } = resultOf('Vehicle', record, { operation, baseUrl: 'http://x.test' });
-    const url = (value as Record<string, unknown>).ImageUrl;
+    const url = (value as { document: Record<string, unknown> }).document.ImageUrl;
     if (typeof url !== 'string') return undefined;
-    // The suffix stands after the encoded name (compat-notes "Wire differences" 6).
-    const segment = url.slice(url.indexOf('@') + 1);
-    const suffix = segment.endsWith('|motorcycle') ? '|motorcycle' : '';
-    return Buffer.from(segment.slice(0, segment.length - suffix.length), 'base64').toString('utf8') + suffix;
+    // The suffix is inside the encoded text, as the original writes it (issue 24 "Fidelity" 2).
+    return Buffer.from(url.slice(url.indexOf('@') + 1), 'base64').toString('utf8');
   };
 
   it('marks every ImageUrl of a motorbike operation with |motorcycle (the rule CheckMotorBikeUK will use)', () => {
@@ -93,13 +91,36 @@ describe('Vehicle codec: the wire differences of compat-notes', () => {
     expect(imageName({ ...op('Check'), fieldSubset: ['CarMake', 'CarModel'] }, car)).toBe('HONDA CB500F|motorcycle');
   });
 
-  it('reads a motorbike ImageUrl back as its make and model, so the image route draws it', () => {
+  it('reads a motorbike ImageUrl back as its make and model, so the image route draws it (the suffix inside, or after as in links given out before)', () => {
+    expect(decodeImageSegment(`@${Buffer.from('HONDA CB500F|motorcycle').toString('base64')}`)).toBe('HONDA CB500F');
     expect(decodeImageSegment(`@${Buffer.from('HONDA CB500F').toString('base64')}|motorcycle`)).toBe('HONDA CB500F');
+  });
+
+  it('gives an Australian record its picture by State: the Description in Queensland, an Image member in the ACT', () => {
+    const au = { Description: '2011 HYUNDAI ACCENT HATCHBACK', CarMake: { CurrentTextValue: 'HYUNDAI' }, CarModel: { CurrentTextValue: 'ACCENT HATCHBACK' } };
+    const document = (record: object): Record<string, unknown> => (resultOf('Vehicle', record, { operation: op('CheckAustralia'), baseUrl: 'http://x.test' }).value as { document: Record<string, unknown> }).document;
+    const decoded = (url: unknown): string => Buffer.from(String(url).slice(String(url).indexOf('@') + 1), 'base64').toString('utf8');
+    expect(decoded(document({ ...au, State: 'QLD' }).ImageUrl)).toBe('2011 HYUNDAI ACCENT HATCHBACK');
+    expect(decoded(document({ ...au, State: 'NSW' }).ImageUrl)).toBe('HYUNDAI ACCENT HATCHBACK');
+    const act = document({ ...au, State: 'ACT' });
+    expect(act).not.toHaveProperty('ImageUrl');
+    expect(decoded(act.Image)).toBe('HYUNDAI ACCENT HATCHBACK');
+    expect(document({ ...au, State: 'ACT', Image: 'http://own/img' })).toHaveProperty('Image', 'http://own/img');
+  });
+
+  it('leaves MakeDescription and ModelDescription out of vehicleData for Check and CheckAustralia only, as live answers', () => {
+    const record = { Description: 'FORD KA', MakeDescription: 'FORD', ModelDescription: 'KA' };
+    const data = (name: string): string => {
+      const { value } = resultOf('Vehicle', record, { operation: op(name), baseUrl: 'http://x.test' });
+      return xml('Vehicle', value).replace(/<vehicleJson>.*<\/vehicleJson>/, '');
+    };
+    for (const name of ['Check', 'CheckAustralia']) expect(data(name), name).not.toMatch(/MakeDescription|ModelDescription/);
+    expect(data('CheckFrance')).toMatch(/<MakeDescription>FORD<\/MakeDescription><ModelDescription>KA<\/ModelDescription>/);
   });
 
   it('adds no ImageUrl where live answers have none, and keeps the record\'s own', () => {
     expect(imageName(op('CheckNorway'), car)).toBeUndefined();
-    expect(resultOf('Vehicle', { ...car, ImageUrl: 'http://own/img' }, { operation: op('CheckNorway'), baseUrl: 'http://x.test' }).value).toHaveProperty('ImageUrl', 'http://own/img');
+    expect((resultOf('Vehicle', { ...car, ImageUrl: 'http://own/img' }, { operation: op('CheckNorway'), baseUrl: 'http://x.test' }).value as { document: object }).document).toHaveProperty('ImageUrl', 'http://own/img');
   });
 
   it('encodes the untrimmed make and model, an absent model as an empty one', () => {
@@ -108,7 +129,7 @@ describe('Vehicle codec: the wire differences of compat-notes', () => {
   });
 
   it('writes IndicativeValue only when it is an xs:decimal', () => {
-    const indicative = (value: unknown): string | undefined => /<IndicativeValue>([^<]*)<\/IndicativeValue>/.exec(xml('Vehicle', { IndicativeValue: value }))?.[1];
+    const indicative = (value: unknown): string | undefined => /<IndicativeValue>([^<]*)<\/IndicativeValue>/.exec(xml('Vehicle', { document: { IndicativeValue: value }, vehicleDataOmits: [] }))?.[1];
     expect(indicative('12500')).toBe('12500');
     expect(indicative({ CurrentTextValue: '-12500.75' })).toBe('-12500.75');
     expect(indicative('.5')).toBe('.5');

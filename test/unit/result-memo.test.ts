@@ -6,7 +6,7 @@ import { PerObjectMemo } from '../../src/shared/per-object-memo.js';
 
 describe('memoizedEncoding', () => {
   it('encodes a frozen result once per key and hands back the same bytes', () => {
-    const result: LookupResult = Object.freeze({ type: 'Vehicle', value: Object.freeze({ Description: 'CLIO' }) });
+    const result: LookupResult = Object.freeze({ type: 'Vehicle', value: Object.freeze({ document: { Description: 'CLIO' }, vehicleDataOmits: [] }) });
     let calls = 0;
     const encode = (): string => {
       calls += 1;
@@ -21,9 +21,9 @@ describe('memoizedEncoding', () => {
   });
 
   it('encodes a result that is not frozen on every call: nothing says it stays as it is', () => {
-    const result: LookupResult = { type: 'Vehicle', value: { Description: 'CLIO' } };
+    const result: LookupResult = { type: 'Vehicle', value: { document: { Description: 'CLIO' }, vehicleDataOmits: [] } };
     let calls = 0;
-    const encode = (): string => JSON.stringify({ ...result.value, calls: (calls += 1) });
+    const encode = (): string => JSON.stringify({ ...(result.value as { document: object }).document, calls: (calls += 1) });
     memoizedEncoding(result, 'json', encode);
     expect(memoizedEncoding(result, 'json', encode)).toBe('{"Description":"CLIO","calls":2}');
   });

@@ -23,7 +23,7 @@ function slowRepository(): { repo: RecordRepository; reads: Array<(plates: Plate
 }
 
 /** A transaction that is only handed on, and an audit log that records nothing: the cache is what is tested here. */
-const storage: Pick<Storage, 'transaction'> = { transaction: (work) => work({} as Tx) };
+const storage: Pick<Storage, 'transaction'> = { transaction: async (work) => work({} as Tx) };
 const audit = { record: () => Promise.resolve() } as unknown as AuditLog;
 const plates = (repo: RecordRepository, counter: () => number): TestPlates => new TestPlates(repo, counter, storage, audit, { now: () => new Date() });
 

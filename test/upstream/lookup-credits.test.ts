@@ -148,7 +148,8 @@ describe('upstream lookups and credits, through the JSON interface', () => {
       TypeApproval: 'L3e',
       Wheelplan: '2 WHEELS',
     });
-    expect(body.ImageUrl).toBe(`${base}/image.aspx/@${Buffer.from('TRIUMPH STREET TRIPLE RS').toString('base64')}|motorcycle`);
+    // The suffix inside the encoded text, as the original writes it (issue 24 "Fidelity" 2).
+    expect(body.ImageUrl).toBe(`${base}/image.aspx/@${Buffer.from('TRIUMPH STREET TRIPLE RS|motorcycle').toString('base64')}`);
     // The ImageUrl handed out serves a picture.
     const image = await fetch(String(body.ImageUrl));
     expect(image.status).toBe(200);

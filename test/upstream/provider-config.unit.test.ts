@@ -9,7 +9,7 @@ describe('upstream provider configuration', () => {
     const config = loadProviderConfig({});
     expect(config.dvla).toBeUndefined();
     expect(config.dvsaMot).toBeUndefined();
-    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs', 'israel', 'nhtsa-ratings']);
+    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs', 'israel', 'nhtsa-ratings', 'regcheck']);
     expect(config.disabled[0]?.reason).toBe('DVLA_API_KEY is not set');
   });
 
@@ -57,7 +57,7 @@ describe('upstream provider configuration', () => {
     expect(config.rdw).toMatchObject({ appToken: 'app-token-1', settings: { name: 'rdw', baseUrl: RDW_DEFAULT_BASE_URL, cacheTtlS: 86_400 } });
     expect(config.nhtsa).toMatchObject({ settings: { name: 'nhtsa', baseUrl: NHTSA_DEFAULT_BASE_URL } });
     expect(config.vegvesen).toMatchObject({ apiKey: 'svv-key-1', settings: { name: 'vegvesen', baseUrl: VEGVESEN_DEFAULT_BASE_URL } });
-    expect(config.disabled).toEqual([expect.objectContaining({ provider: 'dvla' }), expect.objectContaining({ provider: 'dvsa-mot' })]);
+    expect(config.disabled).toEqual([expect.objectContaining({ provider: 'dvla' }), expect.objectContaining({ provider: 'dvsa-mot' }), expect.objectContaining({ provider: 'regcheck' })]);
     const off = loadProviderConfig({ RDW_ENABLED: 'false', RDW_BASE_URL: 'https://rdw.example', NHTSA_BASE_URL: 'https://vpic.example' });
     expect(off.rdw).toBeUndefined();
     expect(off.nhtsa).toBeUndefined();
@@ -77,5 +77,16 @@ describe('upstream provider configuration', () => {
       expect(config.rdw, off).toBeUndefined();
       expect(config.nhtsa, off).toBeUndefined();
     }
+  });
+});
+
+describe('the original service as a provider (REGCHECK_*)', () => {
+  it('is on with REGCHECK_USERNAME, for every operation unless REGCHECK_OPERATIONS lists some, and refuses unknown names', () => {
+    const all = loadProviderConfig({ REGCHECK_USERNAME: 'op' }).regcheck;
+    expect(all?.settings).toMatchObject({ name: 'regcheck', baseUrl: 'https://www.regcheck.org.uk', timeoutMs: 10_000, budgetMs: 10_000 });
+    expect(all?.operations).toContain('CheckStolen');
+    expect(loadProviderConfig({ REGCHECK_USERNAME: 'op', REGCHECK_OPERATIONS: ' Check, CheckUSA ,Check' }).regcheck?.operations).toEqual(['Check', 'CheckUSA']);
+    expect(() => loadProviderConfig({ REGCHECK_USERNAME: 'op', REGCHECK_OPERATIONS: 'check' })).toThrow(/REGCHECK_OPERATIONS: "check" is not an operation/);
+    expect(loadProviderConfig({}).regcheck).toBeUndefined();
   });
 });

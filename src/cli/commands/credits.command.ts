@@ -8,14 +8,16 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
     .command('add')
     .argument('<name>', 'username')
     .argument('<n>', 'credits to add')
-    .option('--note <text>', 'note recorded on the ledger row (e.g. an invoice number)')
+    .option('--note <text>', 'note recorded on the ledger row')
+    .option('--reference <ref>', 'the reference of the grant (an invoice, a ticket): a repeat of it grants nothing and answers the first grant')
     .option('--json', 'machine-readable output')
     .description('add credits; the top-up is a ledger row')
-    .action(async (name: string, n: string, opts: { json?: boolean; note?: string }) => {
+    .action(async (name: string, n: string, opts: { json?: boolean; note?: string; reference?: string }) => {
       const amount = parsePositiveInt(n, 'the number of credits');
-      const balance = await withServices(env, (s) => s.accounts.addCredits(name, amount, opts.note ?? null), io);
-      if (opts.json) io.out(JSON.stringify({ username: name, added: amount, credits: balance }));
-      else io.out(`Added ${amount} credits to ${name}; balance ${balance}.`);
+      const { credits, replayed } = await withServices(env, (s) => s.accounts.grantCredits({ account: name, amount, reference: opts.reference, note: opts.note }), io);
+      if (opts.json) io.out(JSON.stringify({ username: name, added: replayed ? 0 : amount, credits, ...(replayed ? { replayed } : {}) }));
+      else if (replayed) io.out(`Reference ${opts.reference ?? ''} was granted already; nothing added. Balance after that grant: ${credits}.`);
+      else io.out(`Added ${amount} credits to ${name}; balance ${credits}.`);
     });
 
   program

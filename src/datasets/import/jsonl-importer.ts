@@ -92,8 +92,8 @@ export class JsonlImporter {
       this.afterWrite();
     };
     const summary = await this.scan(path, options, 'importing', async (line) => {
-      if (line.kind === 'record') records.push({ ...line.record, source: options.source });
-      else ratings.push({ ...line.rating, source: options.source });
+      if (line.kind === 'record') records.push({ ...line.record, source: line.source ?? options.source });
+      else ratings.push({ ...line.rating, source: line.source ?? options.source });
       byOperation[line.operation] = (byOperation[line.operation] ?? 0) + 1;
       imported += 1;
       if (records.length + ratings.length >= BATCH_SIZE) await flush();

@@ -4,9 +4,18 @@ import { RESULT_CODECS } from '../../results/index.js';
 import type { StoredRating, StoredRecord } from '../record.repository.js';
 
 /** A valid import line, ready to store. */
-export type ValidatedLine =
+export type ValidatedLine = (
   | { readonly kind: 'record'; readonly operation: string; readonly record: Omit<StoredRecord, 'source'> }
-  | { readonly kind: 'rating'; readonly operation: string; readonly rating: Omit<StoredRating, 'source'> };
+  | { readonly kind: 'rating'; readonly operation: string; readonly rating: Omit<StoredRating, 'source'> }
+) & {
+  /** The line's own `source`, which the file's (`--source`) gives way to (a recorded or exported line says `regcheck`). */
+  readonly source?: string;
+};
+
+/** A source name: 1 to 64 letters, digits, `.`, `_`, `-` (as `--source` and the upload's `source`). */
+const SOURCE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
+/** An ISO 8601 date-time with a zone, as a recorded line's `fetchedAt` (`2026-11-27T13:05:09.120Z`). */
+const FETCHED_AT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/;
 
 export type LineOutcome = { ok: true; line: ValidatedLine } | { ok: false; reason: string };
 
@@ -37,9 +46,14 @@ export class RecordValidator {
     // The result type's codec names the payload member and checks it (src/results/).
     const codec = RESULT_CODECS[op.resultType];
     const payloadField = codec.importPayload.field;
-    const allowed = new Set(['operation', payloadField, ...(kind === 'ncap' ? [] : ['key'])]);
+    const allowed = new Set(['operation', payloadField, ...(kind === 'ncap' ? [] : ['key']), 'source', 'fetchedAt']);
     const extra = Object.keys(value).filter((k) => !allowed.has(k));
     if (extra.length > 0) return fail(`unexpected field${extra.length > 1 ? 's' : ''} ${extra.map((k) => `"${k}"`).join(', ')} for ${name} (expected ${[...allowed].map((k) => `"${k}"`).join(', ')})`);
+    if (value.source !== undefined && (typeof value.source !== 'string' || !SOURCE_NAME.test(value.source))) return fail('"source" must be 1 to 64 letters, digits, ".", "_" or "-"');
+    if (value.fetchedAt !== undefined && (typeof value.fetchedAt !== 'string' || !FETCHED_AT.test(value.fetchedAt) || Number.isNaN(Date.parse(value.fetchedAt)))) {
+      return fail('"fetchedAt" must be an ISO 8601 date-time with a zone such as 2026-11-27T13:05:09Z');
+    }
+    const source = typeof value.source === 'string' ? { source: value.source } : {};
     const payload = value[payloadField];
     const jsonType = codec.importPayload.jsonType ?? 'object';
     if (!hasJsonType(payload, jsonType)) return fail(`"${payloadField}" must be a JSON ${jsonType}`);
@@ -49,8 +63,8 @@ export class RecordValidator {
     if (typeof key !== 'string') return key;
     const problem = codec.importPayload.validate(payload);
     if (problem !== undefined) return fail(problem);
-    if (kind === 'ncap') return this.rating(name, payload as Record<string, unknown>);
-    return { ok: true, line: { kind: 'record', operation: name, record: { dataset: op.dataset.name, lookupKey: key, document: JSON.stringify(payload) } } };
+    if (kind === 'ncap') return this.rating(name, payload as Record<string, unknown>, source);
+    return { ok: true, line: { kind: 'record', operation: name, record: { dataset: op.dataset.name, lookupKey: key, document: JSON.stringify(payload) }, ...source } };
   }
 
   private key(operation: string, raw: unknown): string | LineOutcome {
@@ -74,7 +88,7 @@ export class RecordValidator {
   }
 
   /** A rating line its codec accepted: stored by Id, else by make, model and year. */
-  private rating(operation: string, ncap: Record<string, unknown>): LineOutcome {
+  private rating(operation: string, ncap: Record<string, unknown>, source: { source?: string }): LineOutcome {
     const make = textRule.normalise(ncap.Make as string);
     const model = textRule.normalise(ncap.Model as string);
     if (!make.ok) return fail(`ncap.Make ${make.reason}`);
@@ -82,7 +96,7 @@ export class RecordValidator {
     const ratingKey = Number.isInteger(ncap.Id) ? `id:${String(ncap.Id)}` : `${make.value}|${model.value}|${typeof ncap.Year === 'number' ? ncap.Year : ''}`;
     return {
       ok: true,
-      line: { kind: 'rating', operation, rating: { ratingKey, makeNorm: make.value, modelNorm: model.value, document: JSON.stringify(ncap) } },
+      line: { kind: 'rating', operation, rating: { ratingKey, makeNorm: make.value, modelNorm: model.value, document: JSON.stringify(ncap) }, ...source },
     };
   }
 }

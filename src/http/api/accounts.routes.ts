@@ -6,6 +6,7 @@ import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService } from './account-scope.js';
 import { accountCreateBody, bool, int, object, str, usernameParams } from './api-schemas.js';
+import { accountAnswer, adminAnswers } from './api-responses.js';
 
 /** An account as both APIs show it (never a key or its hash). */
 export function describeAccount(account: Account): Record<string, unknown> {
@@ -31,7 +32,7 @@ const TAG = 'admin: accounts';
 export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, options) => {
   app.get<{ Querystring: { search?: string; limit?: number; offset?: number } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Accounts by username; ?search= matches part of it', querystring: object({ search: str(64), limit: int(1, 500), offset: int(0, 1_000_000_000) }) } },
+    { schema: { tags: [TAG], summary: 'Accounts by username; ?search= matches part of it', querystring: object({ search: str(64), limit: int(1, 500), offset: int(0, 1_000_000_000) }), response: { 200: adminAnswers.accounts } } },
     async (request) => {
       const { search, limit = 50, offset = 0 } = request.query;
       const { accounts: found, total } = await options.accounts.list({ search, limit, offset });
@@ -41,7 +42,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
 
   app.post<{ Body: { username: string; credits?: number } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', successStatus: 201, errorStatuses: [409], body: accountCreateBody } },
+    { schema: { tags: [TAG], summary: 'Create an account; its first API key is shown this once', errorStatuses: [409], body: accountCreateBody, response: { 201: adminAnswers.createdAccount } } },
     async (request, reply) => {
       requireWrite(principalOf(request));
       const { account, apiKey } = await actingService(options, request).create(request.body.username, request.body.credits ?? 0);
@@ -49,7 +50,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
     },
   );
 
-  app.get<{ Params: { username: string } }>('/:username', { schema: { tags: [TAG], summary: 'One account', params: usernameParams } }, async (request) => describeAccount(await options.accounts.show(request.params.username)));
+  app.get<{ Params: { username: string } }>('/:username', { schema: { tags: [TAG], summary: 'One account', params: usernameParams, response: { 200: accountAnswer } } }, async (request) => describeAccount(await options.accounts.show(request.params.username)));
 
   app.patch<{ Params: { username: string }; Body: { disabled?: boolean; requireApiKey?: boolean; rateLimits?: { perSecond?: number | null; perDay?: number | null } } }>(
     '/:username',
@@ -63,6 +64,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
           requireApiKey: bool,
           rateLimits: object({ perSecond: { type: ['integer', 'null'], minimum: 0, maximum: MAX_RATE_PER_SECOND }, perDay: { type: ['integer', 'null'], minimum: 0, maximum: MAX_RATE_PER_DAY } }),
         }),
+        response: { 200: accountAnswer },
       },
     },
     async (request) => {
@@ -78,7 +80,7 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
     },
   );
 
-  app.delete<{ Params: { username: string } }>('/:username', { schema: { tags: [TAG], summary: 'Delete an account without ledger rows; close one with a ledger', params: usernameParams } }, async (request) => {
+  app.delete<{ Params: { username: string } }>('/:username', { schema: { tags: [TAG], summary: 'Delete an account without ledger rows; close one with a ledger', params: usernameParams, response: { 200: adminAnswers.deleted } } }, async (request) => {
     requireWrite(principalOf(request));
     return { username: request.params.username, outcome: await actingService(options, request).deleteOrClose(request.params.username, options.ledger) };
   });
@@ -87,6 +89,6 @@ export const accountsRoutes: FastifyPluginAsync<AccountsRoutesOptions> = (app, o
 
 /** The logged-in customer's own account, under `/account`. */
 export const ownAccountRoutes: FastifyPluginAsync<{ readonly account: (request: Parameters<typeof principalOf>[0]) => Promise<Account> }> = (app, options) => {
-  app.get('', { schema: { tags: ['account'], summary: 'The account of the logged-in user' } }, async (request) => describeAccount(await options.account(request)));
+  app.get('', { schema: { tags: ['account'], summary: 'The account of the logged-in user', response: { 200: accountAnswer } } }, async (request) => describeAccount(await options.account(request)));
   return Promise.resolve();
 };

@@ -8,12 +8,12 @@ import type { Catalogue } from '../../catalogue/catalogue.js';
 import type { ImportJobs } from '../../datasets/import/import-jobs.js';
 import type { TestPlates } from '../../datasets/test-plates.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
-import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import type { SignupConfig } from '../../config/config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import type { UserService } from '../../users/user.service.js';
-import { actorOf, installErrorHandling, limitRequests, requireWrite } from '../auth/api-auth.js';
+import { actorOf, installErrorHandling, limitRequests, noStoreAnswers, requireWrite } from '../auth/api-auth.js';
 import { principalOf, requireAuth } from '../auth/api-principal.js';
 import { registerDocsPage } from '../site/openapi-docs/openapi-docs-page.js';
 import type { AccountScopeOptions } from './account-scope.js';
@@ -54,8 +54,8 @@ export interface AdminApiOptions {
   readonly testPlates: Pick<TestPlates, 'add' | 'remove' | 'list'>;
   /** Normalises a test plate's key values as a lookup does. */
   readonly catalogue: Catalogue;
-  /** The upstream providers' status, as /readyz shows it. */
-  readonly providers: () => Record<string, ProviderStatus>;
+  /** The upstream providers: status as /readyz shows it, balance and spend (src/providers/upstream/providers-view.ts). */
+  readonly providers: Pick<ProvidersView, 'view'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */
@@ -80,6 +80,7 @@ async function registerAccountScope(app: Parameters<FastifyPluginAsync>[0], pref
 export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/admin/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
   // The documentation page (the JSON interface's page too, src/http/site/openapi-docs/), public like the document.
@@ -128,6 +129,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
 export const accountApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, options) => {
   const ledger = new LedgerQueries(options.db);
   installErrorHandling(app, '/account/api');
+  noStoreAnswers(app);
   options.openApi.collect(app);
   limitRequests(app, options.throttles.requests, 'account');
   requireAuth(app, options.users, 'customer');

@@ -1,9 +1,10 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { USERNAME, object } from './api-schemas.js';
+import { DESCRIPTION, USERNAME, object, str } from './api-schemas.js';
 import type { Actor } from '../../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
 import type { Alerting } from '../../alerts/alerting.js';
 import { CreditAlertError, MAX_THRESHOLD, MAX_THRESHOLDS } from '../../alerts/credit-alerts.js';
+import { alertAnswers, noContent } from './api-responses.js';
 
 /**
  * The alert and webhook routes of the self-service and admin APIs (issue 16), as Fastify plugins
@@ -25,8 +26,8 @@ import { CreditAlertError, MAX_THRESHOLD, MAX_THRESHOLDS } from '../../alerts/cr
  */
 
 const endpointFields = {
-  url: { type: 'string', minLength: 1, maxLength: 2048 },
-  description: { type: 'string', maxLength: 500 },
+  url: str(2048, { minLength: 1 }),
+  description: DESCRIPTION,
   enabled: { type: 'boolean' },
   events: { type: 'array', items: { type: 'string', enum: [...EVENT_TYPES] }, minItems: 1, maxItems: EVENT_TYPES.length, uniqueItems: true },
 } as const;
@@ -132,7 +133,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
   };
 
   if (withThresholds) {
-    app.get(`${base}/alerts`, { schema: { ...doc("Low-credit thresholds (the account's or the server default) and the ones fired"), params: params({}) } }, async (request) => alerts.thresholds(await accountOf(request)));
+    app.get(`${base}/alerts`, { schema: { ...doc("Low-credit thresholds (the account's or the server default) and the ones fired"), params: params({}), response: { 200: alertAnswers.thresholds } } }, async (request) => alerts.thresholds(await accountOf(request)));
     app.put<{ Body: { thresholds: number[] | null } }>(
       `${base}/alerts`,
       {
@@ -150,34 +151,35 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
             required: ['thresholds'],
             propertyNames: { enum: ['thresholds'] },
           },
+          response: { 200: alertAnswers.thresholds },
         },
       },
       async (request) => alerts.setThresholds(await accountOf(request), request.body.thresholds, options.actorOf(request)),
     );
   }
 
-  app.get(`${base}/webhooks`, { schema: { ...doc('Webhook endpoints'), params: params({}) } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
+  app.get(`${base}/webhooks`, { schema: { ...doc('Webhook endpoints'), params: params({}), response: { 200: alertAnswers.endpoints } } }, async (request) => ({ endpoints: await webhooks.list(await scopeOf(request)) }));
   app.post<{ Body: EndpointBody & { url: string } }>(
     `${base}/webhooks`,
-    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), successStatus: 201, params: params({}), body: object(endpointFields, ['url']) } },
+    { schema: { ...doc('Register a webhook endpoint: its signing secret is shown this once'), params: params({}), body: object(endpointFields, ['url']), response: { 201: alertAnswers.endpointWithSecret } } },
     async (request, reply) => {
       const scope = await scopeOf(request);
       const created = await changing(request).create(scope, request.body);
       return reply.code(201).send(created);
     },
   );
-  app.get<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('One webhook endpoint'), params: params(idParams.properties) } }, async (request) =>
+  app.get<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('One webhook endpoint'), params: params(idParams.properties), response: { 200: alertAnswers.endpoint } } }, async (request) =>
     webhooks.show(await scopeOf(request), request.params.id),
   );
   app.patch<{ Params: IdParams; Body: EndpointBody }>(
     `${base}/webhooks/:id`,
-    { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { ...object(endpointFields), minProperties: 1 } } },
+    { schema: { ...doc("Change a webhook endpoint's URL, description, events or enabled flag"), params: params(idParams.properties), body: { ...object(endpointFields), minProperties: 1 }, response: { 200: alertAnswers.endpoint } } },
     async (request) => {
       const scope = await scopeOf(request);
       return changing(request).update(scope, request.params.id, request.body);
     },
   );
-  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), successStatus: 204, params: params(idParams.properties) } }, async (request, reply) => {
+  app.delete<{ Params: IdParams }>(`${base}/webhooks/:id`, { schema: { ...doc('Delete a webhook endpoint'), params: params(idParams.properties), response: { 204: noContent } } }, async (request, reply) => {
     const scope = await scopeOf(request);
     await changing(request).remove(scope, request.params.id);
     return reply.code(204).send();
@@ -188,6 +190,7 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       schema: { ...doc('Rotate the signing secret: the old one also signs for graceSeconds (default 24 h)'),
         params: params(idParams.properties),
         body: object({ graceSeconds: { type: 'integer', minimum: 0, maximum: MAX_ROTATION_GRACE_SECONDS } }),
+        response: { 200: alertAnswers.endpointWithSecret },
       },
     },
     async (request) => {
@@ -195,19 +198,19 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
       return changing(request).rotateSecret(scope, request.params.id, request.body?.graceSeconds ?? 24 * 3600);
     },
   );
-  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), successStatus: 202, params: params(idParams.properties) } }, async (request, reply) => {
+  app.post<{ Params: IdParams }>(`${base}/webhooks/:id/test`, { schema: { ...doc('Send a test event through the outbox'), params: params(idParams.properties), response: { 202: alertAnswers.testSent } } }, async (request, reply) => {
     const scope = await scopeOf(request);
     const message = await changing(request).sendTest(scope, request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
   });
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
     `${base}/webhooks/:id/deliveries`,
-    { schema: { ...doc("The endpoint's delivery log, newest first"), params: params(idParams.properties), querystring: limitQuery } },
+    { schema: { ...doc("The endpoint's delivery log, newest first"), params: params(idParams.properties), querystring: limitQuery, response: { 200: alertAnswers.deliveries } } },
     async (request) => ({ deliveries: await webhooks.deliveries(await scopeOf(request), request.params.id, request.query.limit) }),
   );
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
     `${base}/webhooks/:id/messages`,
-    { schema: { ...doc("The endpoint's outbox messages, newest first"), params: params(idParams.properties), querystring: limitQuery } },
+    { schema: { ...doc("The endpoint's outbox messages, newest first"), params: params(idParams.properties), querystring: limitQuery, response: { 200: alertAnswers.messages } } },
     async (request) => ({
       messages: (await webhooks.messages(await scopeOf(request), request.params.id, request.query.limit)).map(({ payload, ...m }) => ({ ...m, payload: JSON.parse(payload) as unknown })),
     }),

@@ -12,15 +12,44 @@ export function object(properties: Record<string, Schema>, required: readonly st
   return { type: 'object', properties, required: [...required], propertyNames: { enum: Object.keys(properties) } };
 }
 
-export const str = (maxLength: number, extra: Schema = {}): Schema => ({ type: 'string', maxLength, ...extra });
+/**
+ * The free-text rule of both APIs and the console (issue 23 finding 3), as schema patterns so that
+ * every route applies it before a handler runs, query strings included. Control characters have
+ * no business in a stored field (PostgreSQL refuses NUL in text outright, a 500 before; SQLite
+ * stored it), and a bidirectional override makes a name read differently from what it is:
+ * - LINE_TEXT, every string unless said otherwise: no C0 control (NUL to U+001F, tab and newline
+ *   included) and no DEL;
+ * - MULTILINE_TEXT, notes and descriptions: tab, LF and CR allowed, no other control;
+ * - NAME_TEXT, names people read (keys, tokens): LINE_TEXT and no bidirectional override or
+ *   isolate (U+202A to U+202E, U+2066 to U+2069).
+ * The patterns are written with \u escapes and no `u` flag, so every JSON Schema validator reads
+ * them alike (issue 23: `\p{…}` is not portable).
+ */
+export const LINE_TEXT = '^[^\\u0000-\\u001f\\u007f]*$';
+export const MULTILINE_TEXT = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$';
+export const NAME_TEXT = '^[^\\u0000-\\u001f\\u007f\\u202a-\\u202e\\u2066-\\u2069]*$';
+
+/** What a refused string is told, by the pattern it broke (installErrorHandling). */
+export const TEXT_RULES: Readonly<Record<string, string>> = {
+  [LINE_TEXT]: 'must not contain control characters (tab and newline included)',
+  [MULTILINE_TEXT]: 'must not contain control characters other than tab and newline',
+  [NAME_TEXT]: 'must not contain control characters or bidirectional overrides',
+};
+
+/** A single-line string (LINE_TEXT) of at most `maxLength`; `extra` may set a stricter pattern. */
+export const str = (maxLength: number, extra: Schema = {}): Schema => ({ type: 'string', maxLength, pattern: LINE_TEXT, ...extra });
+/** A note or description: tab and newline allowed (MULTILINE_TEXT). */
+export const text = (maxLength: number): Schema => ({ type: 'string', maxLength, pattern: MULTILINE_TEXT });
 export const int = (minimum: number, maximum: number): Schema => ({ type: 'integer', minimum, maximum });
 export const bool: Schema = { type: 'boolean' };
 export const timestamp: Schema = { type: 'string', format: 'date-time', maxLength: 40 };
 
 export const USERNAME: Schema = str(64, { minLength: 1, pattern: '^[A-Za-z0-9._@-]+$' });
-export const NAME: Schema = str(64, { minLength: 1 });
+export const NAME: Schema = str(64, { minLength: 1, pattern: NAME_TEXT });
 export const PASSWORD: Schema = str(256, { minLength: 1 });
-export const NOTE: Schema = str(500);
+export const NOTE: Schema = text(500);
+/** A webhook endpoint's description (the API and the console form). */
+export const DESCRIPTION: Schema = text(500);
 export const REFERENCE: Schema = str(100);
 
 export const usernameParams = object({ username: USERNAME }, ['username']);
@@ -57,22 +86,22 @@ export const ledgerQuery = object({
 });
 export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
 
-export const errorResponse: Schema = {
-  type: 'object',
-  properties: { error: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } },
-  required: ['error', 'message'],
-};
-
 // OpenAPI's operation fields on route schemas (what @fastify/swagger adds when installed); the
 // admin OpenAPI document (openapi-document.ts) reads them.
 declare module 'fastify' {
   interface FastifySchema {
     tags?: readonly string[];
     summary?: string;
+    /** The operation's description in the OpenAPI document (what the summary leaves out). */
+    description?: string;
+    /**
+     * Who may call the route, for its description in the OpenAPI document, when it is not what
+     * its method implies (openapi-document.ts, accessOf): reads for every role, writes for admins
+     * and owners.
+     */
+    access?: string;
     /** Media types of a body the route reads as a stream itself (no `body` schema applies). */
     consumes?: readonly string[];
-    /** The status of a successful answer when it is not 200 (201 for a create, 202, 204). */
-    successStatus?: number;
     /**
      * Error statuses the route answers beyond those its shape implies (openapi-document.ts,
      * errorStatuses): 409 for a create that can collide, 401 for a login, 404 for a route whose
@@ -83,5 +112,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** A route of the admin or account API that answers without a login (login, invite, documents). */
     public?: boolean;
+    /**
+     * A route on the caller's own session or password (change password, log out, log out
+     * everywhere): the only routes a user with a one-time password reaches, and writes any session
+     * may make on itself (checkAccess in api-auth.ts).
+     */
+    ownSession?: boolean;
   }
 }

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { ImportJobError, type ImportJob, type ImportJobs } from '../../datasets/import/import-jobs.js';
 import { UploadError } from '../../datasets/import/upload-file.js';
 import { actorOf, ApiError, requireWrite, type Principal } from '../auth/api-auth.js';
+import { adminAnswers } from './api-responses.js';
 import { bool, idParams, int, object, str, type Schema } from './api-schemas.js';
 
 /** The media types a JSON Lines upload may be sent as (docs/import-format.md). */
@@ -97,8 +98,8 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = (app, optio
         tags: [TAG],
         summary: 'Upload a JSON Lines file (application/x-ndjson, application/jsonl or text/plain) and import it as a job: answers 202 with the job and its Location',
         consumes: IMPORT_MEDIA_TYPES,
-        successStatus: 202,
         querystring: object({ source: SOURCE, skipInvalid: bool, fileName: FILE_NAME }),
+        response: { 202: adminAnswers.import },
       },
     },
     async (request, reply) => {
@@ -129,13 +130,13 @@ export const importRoutes: FastifyPluginAsync<ImportRoutesOptions> = (app, optio
 
   app.get<{ Querystring: { limit?: number } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Recent import jobs, newest first, with their progress (no invalid lines: see one job)', querystring: object({ limit: int(1, 200) }) } },
+    { schema: { tags: [TAG], summary: 'Recent import jobs, newest first, with their progress (no invalid lines: see one job)', querystring: object({ limit: int(1, 200) }), response: { 200: adminAnswers.imports } } },
     async (request) => ({ imports: (await imports.list(request.query.limit ?? 50)).map((job) => describeImport(job, false)) }),
   );
 
   app.get<{ Params: { id: number } }>(
     '/:id',
-    { schema: { tags: [TAG], summary: 'One import job: state, progress, counts by operation and the first invalid lines with their line numbers and reasons', params: idParams } },
+    { schema: { tags: [TAG], summary: 'One import job: state, progress, counts by operation and the first invalid lines with their line numbers and reasons', params: idParams, response: { 200: adminAnswers.import } } },
     async (request) => ({
       import: describeImport(
         await imports.get(request.params.id).catch((error: unknown) => {

@@ -3,25 +3,26 @@ import { requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { actingService, scoped, type AccountScopeOptions } from './account-scope.js';
 import { idParams, keyCreateBody, keyParams, keyRollBody } from './api-schemas.js';
+import { accountRouteAnswers } from './api-responses.js';
 
 /** An account's API keys, under `{account}/keys`: list, create, revoke, roll; a secret is shown once. */
 export const keysRoutes: FastifyPluginAsync<AccountScopeOptions> = (app, options) => {
   const { tag } = options;
   const keyIdParams = options.accountInPath ? keyParams : idParams;
 
-  app.get('', { schema: scoped(options, { tags: [tag], summary: 'The API keys of the account (never their secrets)' }) }, async (request) => {
+  app.get('', { schema: scoped(options, { tags: [tag], summary: 'The API keys of the account (never their secrets)', response: { 200: accountRouteAnswers.keys } }) }, async (request) => {
     const account = await options.account(request);
     return { keys: await options.accounts.listKeys(account.username) };
   });
 
-  app.post<{ Body: { name: string } }>('', { schema: scoped(options, { tags: [tag], summary: 'Create a key; its secret is shown this once', successStatus: 201, body: keyCreateBody }) }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>('', { schema: scoped(options, { tags: [tag], summary: 'Create a key; its secret is shown this once', body: keyCreateBody, response: { 201: accountRouteAnswers.createdKey } }) }, async (request, reply) => {
     requireWrite(principalOf(request));
     const account = await options.account(request);
     const { key, apiKey } = await actingService(options, request).createKey(account.username, request.body.name);
     return reply.code(201).header('cache-control', 'no-store').send({ key, apiKey });
   });
 
-  app.post<{ Params: { id: number } }>('/:id/revoke', { schema: scoped(options, { tags: [tag], summary: 'Revoke a key at once' }, keyIdParams) }, async (request) => {
+  app.post<{ Params: { id: number } }>('/:id/revoke', { schema: scoped(options, { tags: [tag], summary: 'Revoke a key at once', response: { 200: accountRouteAnswers.key } }, keyIdParams) }, async (request) => {
     requireWrite(principalOf(request));
     const account = await options.account(request);
     return { key: await actingService(options, request).revokeKey(account.username, request.params.id) };
@@ -30,7 +31,7 @@ export const keysRoutes: FastifyPluginAsync<AccountScopeOptions> = (app, options
   app.post<{ Params: { id: number }; Body: { graceSeconds?: number } | undefined }>(
     '/:id/roll',
     {
-      schema: scoped(options, { tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody }, keyIdParams),
+      schema: scoped(options, { tags: [tag], summary: 'Roll a key: a new one now, the old one valid for the grace period (default 24 h)', body: keyRollBody, response: { 200: accountRouteAnswers.rolledKey } }, keyIdParams),
       // The body is optional: without one, the default grace period applies.
       preValidation: (request, _reply, done) => {
         request.body ??= {};

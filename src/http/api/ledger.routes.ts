@@ -4,6 +4,7 @@ import { ledgerCsv, ledgerKinds, LedgerFilterError, type LedgerFilter, type Ledg
 import { ApiError } from '../auth/api-auth.js';
 import { scoped, type AccountScopeOptions } from './account-scope.js';
 import { ledgerQuery } from './api-schemas.js';
+import { accountRouteAnswers, csvAnswer } from './api-responses.js';
 
 type LedgerQs = Omit<LedgerFilter, 'limit' | 'kinds'> & { limit?: number; type?: LedgerRowType; charged?: boolean };
 
@@ -20,19 +21,19 @@ function filter({ type, charged, limit, ...q }: LedgerQs, fallback: number): Led
 export const ledgerRoutes: FastifyPluginAsync<AccountScopeOptions> = (app, options) => {
   const { tag } = options;
 
-  app.get('/balance', { schema: scoped(options, { tags: [tag], summary: 'The balance and status of the account' }) }, async (request) => {
+  app.get('/balance', { schema: scoped(options, { tags: [tag], summary: 'The balance and status of the account', response: { 200: accountRouteAnswers.balance } }) }, async (request) => {
     const account = await options.account(request);
     return { credits: account.credits, status: accountStatus(account) };
   });
 
-  app.get<{ Querystring: LedgerQs }>('/ledger', { schema: scoped(options, { tags: [tag], summary: 'Ledger rows, newest first; page with ?before=<last id>', querystring: ledgerQuery }) }, async (request) => {
+  app.get<{ Querystring: LedgerQs }>('/ledger', { schema: scoped(options, { tags: [tag], summary: 'Ledger rows, newest first; page with ?before=<last id>', querystring: ledgerQuery, response: { 200: accountRouteAnswers.ledger } }) }, async (request) => {
     const account = await options.account(request);
     const rows = await options.ledger.rows(account.id, filter(request.query, 100));
     const last = rows.at(-1);
     return { rows, next: rows.length === (request.query.limit ?? 100) && last ? last.id : null };
   });
 
-  app.get<{ Querystring: LedgerQs }>('/ledger.csv', { schema: scoped(options, { tags: [tag], summary: 'The ledger as CSV (at most 100 000 rows per request; page with ?before)', querystring: ledgerQuery }) }, async (request, reply) => {
+  app.get<{ Querystring: LedgerQs }>('/ledger.csv', { schema: scoped(options, { tags: [tag], summary: 'The ledger as CSV (at most 100 000 rows per request; page with ?before)', querystring: ledgerQuery, response: { 200: { content: { 'text/csv': { schema: csvAnswer } } } } }) }, async (request, reply) => {
     const account = await options.account(request);
     const rows = await options.ledger.rows(account.id, filter(request.query, 100_000));
     return reply

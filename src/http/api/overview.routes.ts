@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AllAccountsUsage } from '../../accounts/all-accounts-usage.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
 import { usageRange } from './usage.routes.js';
+import { accountRouteAnswers, adminAnswers } from './api-responses.js';
 import { usageQuery } from './api-schemas.js';
 
 export interface OverviewRoutesOptions {
@@ -21,7 +22,7 @@ const TAG = 'admin: operations';
 export const overviewRoutes: FastifyPluginAsync<OverviewRoutesOptions> = (app, options) => {
   app.get<{ Querystring: { from: string; to: string } }>(
     '/usage',
-    { schema: { tags: [TAG], summary: 'Charged lookups and credits of every account by UTC day and operation', querystring: usageQuery } },
+    { schema: { tags: [TAG], summary: 'Charged lookups and credits of every account by UTC day and operation', querystring: usageQuery, response: { 200: accountRouteAnswers.usage } } },
     async (request) => {
       const { from, to } = usageRange(request.query);
       return { from, to, days: await options.usage.usage(from, to) };
@@ -35,6 +36,7 @@ export const overviewRoutes: FastifyPluginAsync<OverviewRoutesOptions> = (app, o
         tags: [TAG],
         summary: 'Lookups per interface over every instance (hours starting in [from, to)): total, successes, errors by code, success rate',
         querystring: usageQuery,
+        response: { 200: adminAnswers.lookupStats },
       },
     },
     async (request) => {

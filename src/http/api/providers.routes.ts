@@ -1,8 +1,18 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
+import { adminAnswers } from './api-responses.js';
 
-/** The upstream providers' status, as /readyz shows it, under `/providers`. */
-export const providersRoutes: FastifyPluginAsync<{ readonly providers: () => Record<string, ProviderStatus> }> = (app, options) => {
-  app.get('', { schema: { tags: ['admin: operations'], summary: "The upstream providers' status, as /readyz shows it" } }, () => ({ providers: options.providers() }));
+/**
+ * `GET /admin/api/providers` (registered under `/providers`): every upstream provider's state as
+ * /readyz reports it (this instance), its balance where it has one (the original service's, read
+ * about once a minute), and its spend over every instance: calls today and over 30 days by outcome
+ * and operation, and the answers the cache gave instead (`creditsSaved`).
+ */
+export const providersRoutes: FastifyPluginAsync<{ readonly providers: Pick<ProvidersView, 'view'> }> = (app, options) => {
+  app.get(
+    '',
+    { schema: { tags: ['admin: operations'], summary: 'The upstream providers: status as /readyz shows it, the balance at a paid upstream, and calls and cache answers today and over 30 days', response: { 200: adminAnswers.providers } } },
+    async () => ({ providers: await options.providers.view() }),
+  );
   return Promise.resolve();
 };

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { SignupConfig } from '../../config/config.js';
 import { describeAccount } from './accounts.routes.js';
 import { ApiError, sessionCookie } from '../auth/api-auth.js';
+import { sessionAnswers } from './api-responses.js';
 import { object, str, USERNAME } from './api-schemas.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../users/password.js';
 import { SESSION_TTL_MS, SignUpLimitError, type UserService } from '../../users/user.service.js';
@@ -36,12 +37,12 @@ export const signupRoutes: FastifyPluginAsync<SignupRoutesOptions> = (app, deps)
       config: { public: true },
       schema: {
         tags: ['account: sign-up'],
-        successStatus: 201,
         // 404 while sign-up is off; 409 when the name is taken.
         errorStatuses: [404, 409],
         summary:
           'Sign up (when the operator enabled it): answers 201 with the new account (its trial credits) and logs its owner in like /login; at most SIGNUP_PER_ADDRESS_PER_DAY per client address in 24 hours (429 with Retry-After), 409 when the name is taken',
         body: signupBody,
+        response: { 201: sessionAnswers.signup },
       },
     },
     async (request, reply) => {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ApiError } from '../auth/api-auth.js';
 import { scoped, type AccountScopeOptions } from './account-scope.js';
 import { usageQuery } from './api-schemas.js';
+import { accountRouteAnswers } from './api-responses.js';
 
 /** Usage and lookup statistics span at most this many days per request (a year and a day). */
 const MAX_USAGE_DAYS = 366;
@@ -21,7 +22,7 @@ export function usageRange(query: { from: string; to: string }): { from: string;
 
 /** An account's lookups and credits by UTC day and operation, under `{account}/usage`. */
 export const usageRoutes: FastifyPluginAsync<AccountScopeOptions> = (app, options) => {
-  app.get<{ Querystring: { from: string; to: string } }>('', { schema: scoped(options, { tags: [options.tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery }) }, async (request) => {
+  app.get<{ Querystring: { from: string; to: string } }>('', { schema: scoped(options, { tags: [options.tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery, response: { 200: accountRouteAnswers.usage } }) }, async (request) => {
     const account = await options.account(request);
     const { from, to } = usageRange(request.query);
     return { from, to, days: await options.ledger.usage(account.id, from, to) };

@@ -5,6 +5,7 @@ import { actorOf, requireWrite } from '../auth/api-auth.js';
 import { principalOf } from '../auth/api-principal.js';
 import { baseUrlOf } from '../base-url.js';
 import { userInviteBody, usernameParams } from './api-schemas.js';
+import { adminAnswers } from './api-responses.js';
 
 /** A user as the APIs show it (never a password hash or a session). */
 export function describeUser(user: User): Record<string, unknown> {
@@ -22,14 +23,14 @@ const TAG = 'admin: accounts';
 
 /** An account's customer users and their invites, under `/accounts/:username/users`. */
 export const accountUsersRoutes: FastifyPluginAsync<AccountUsersOptions> = (app, options) => {
-  app.get<{ Params: { username: string } }>('', { schema: { tags: [TAG], summary: "The account's customer users", params: usernameParams } }, async (request) => {
+  app.get<{ Params: { username: string } }>('', { schema: { tags: [TAG], summary: "The account's customer users", params: usernameParams, response: { 200: adminAnswers.users } } }, async (request) => {
     const account = await options.accounts.show(request.params.username);
     return { users: (await options.users.list(account.id)).map(describeUser) };
   });
 
   app.post<{ Params: { username: string }; Body: { name: string; role: 'owner' | 'member' } }>(
     '',
-    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', successStatus: 201, errorStatuses: [409], params: usernameParams, body: userInviteBody } },
+    { schema: { tags: [TAG], summary: 'Invite a customer user: answers the one-time invite link', errorStatuses: [409], params: usernameParams, body: userInviteBody, response: { 201: adminAnswers.invited } } },
     async (request, reply) => {
       const principal = principalOf(request);
       requireWrite(principal);
@@ -43,6 +44,6 @@ export const accountUsersRoutes: FastifyPluginAsync<AccountUsersOptions> = (app,
 
 /** The operator users, under `/operators`. */
 export const operatorUsersRoutes: FastifyPluginAsync<Pick<AccountUsersOptions, 'users'>> = (app, options) => {
-  app.get('', { schema: { tags: ['admin: operators'], summary: 'Operator users' } }, async () => ({ users: (await options.users.list(null)).map(describeUser) }));
+  app.get('', { schema: { tags: ['admin: operators'], summary: 'Operator users', response: { 200: adminAnswers.users } } }, async () => ({ users: (await options.users.list(null)).map(describeUser) }));
   return Promise.resolve();
 };

@@ -1,12 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AccountError } from '../../accounts/account.service.js';
-import { CreditAlertError } from '../../alerts/credit-alerts.js';
-import { TestPlateError } from '../../datasets/test-plate-changes.js';
 import type { Actor } from '../../audit/audit-log.js';
+import { TEXT_RULES } from '../api/api-schemas.js';
+import { DomainError, type DomainErrorCode } from '../../shared/domain-error.js';
 import type { LoginThrottle, RequestLimiter } from '../../users/login-throttle.js';
-import { WebhookError } from '../../webhooks/webhook.service.js';
-import { UserError, type User, type UserService } from '../../users/user.service.js';
+import type { User, UserService } from '../../users/user.service.js';
+import { codeOfClientStatus, type ApiErrorCode } from '../api/api-error-codes.js';
 
 /** The session cookie (both APIs; a user's role decides which API it may use). */
 export const SESSION_COOKIE = 'vl_session';
@@ -27,7 +26,7 @@ export interface Principal {
 export class ApiError extends Error {
   constructor(
     readonly status: number,
-    readonly error: string,
+    readonly error: ApiErrorCode,
     message: string,
     readonly field?: string,
     readonly retryAfter?: number,
@@ -80,6 +79,7 @@ export async function authenticate(
     if (audience !== 'operator') throw new ApiError(401, 'unauthorized', 'operator tokens are for the admin API only');
     const found = await users.authenticateToken(authorization.slice(7).trim());
     if (!found) throw new ApiError(401, 'unauthorized', 'the token is unknown or revoked');
+    authenticated.add(request);
     return { user: found.user, via: 'token', canWrite: found.token.scope === 'write' && found.user.role === 'admin', tokenName: found.token.name };
   }
   const sessionId = readCookie(request, SESSION_COOKIE);
@@ -94,6 +94,7 @@ export async function authenticate(
     }
   }
   const canWrite = !user.mustChangePassword && (user.role === 'admin' || user.role === 'owner');
+  authenticated.add(request);
   return { user, via: 'session', canWrite, sessionId };
 }
 
@@ -102,25 +103,53 @@ export function requireWrite(principal: Principal): void {
   if (!principal.canWrite) throw new ApiError(403, 'forbidden', `role ${principal.user.role}${principal.via === 'token' ? ' (or the token scope)' : ''} may only read`);
 }
 
+/** The methods that change nothing: any signed-in principal may call them (once its password is its own). */
+const READ_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
+/** What a route of either API says about its access (FastifyContextConfig, api-schemas.ts). */
+export interface RouteAccess {
+  readonly public?: boolean | undefined;
+  readonly ownSession?: boolean | undefined;
+}
+
 /**
- * The answers of the services' error codes (accounts, users, webhooks, credit alerts), the one
- * mapping for every route of both APIs, the alert and webhook routes included. An INVALID from a
- * service is an invalid request as much as a schema failure is, so both answer `invalid-request`.
+ * The one access rule of both APIs, checked before any authenticated route's handler, by the
+ * request's method and the route's flag rather than route by route (issue 23, findings 1 and 6):
+ * - a user still holding a one-time password reaches only the `ownSession` routes (change the
+ *   password, log out), as the README's "change it at first login" says;
+ * - every method but GET and HEAD changes something, so it needs a principal that may write
+ *   (requireWrite: admins and owners, write tokens of admins). On an `ownSession` route a session
+ *   acts on itself (a viewer may log itself out everywhere), but a token still needs the write
+ *   scope: a read token changes nothing, not even its owner's sessions.
  */
-const DOMAIN_ERRORS: Record<AccountError['code'] | UserError['code'] | WebhookError['code'] | CreditAlertError['code'], { status: number; code: string }> = {
+export function checkAccess(principal: Principal, method: string, route: RouteAccess): void {
+  if (principal.user.mustChangePassword && route.ownSession !== true) {
+    throw new ApiError(403, 'password-change-required', 'change the one-time password first (POST .../me/password)');
+  }
+  if (READ_METHODS.has(method)) return;
+  if (route.ownSession === true && principal.via === 'session') return;
+  requireWrite(principal);
+}
+
+/**
+ * The answers of the services' error codes (every DomainError: accounts, users, webhooks, credit
+ * alerts, test plates, the store's constraint violations), the one mapping for every route of
+ * both APIs and the console. An INVALID from a service is an invalid request as much as a schema
+ * failure is, so both answer `invalid-request`.
+ */
+const DOMAIN_ERRORS: Readonly<Record<DomainErrorCode, { status: number; code: ApiErrorCode }>> = {
   NOT_FOUND: { status: 404, code: 'not-found' },
   ALREADY_EXISTS: { status: 409, code: 'already-exists' },
+  IN_USE: { status: 409, code: 'in-use' },
   INVALID: { status: 400, code: 'invalid-request' },
   INSUFFICIENT_CREDITS: { status: 409, code: 'insufficient-credits' },
   FORBIDDEN: { status: 403, code: 'forbidden' },
 };
 
 /** The status and code of a service's own error (the console shows the status with the message); undefined for any other error. */
-export function domainError(error: unknown): { status: number; code: string } | undefined {
-  if (error instanceof AccountError || error instanceof UserError || error instanceof WebhookError || error instanceof CreditAlertError || error instanceof TestPlateError) {
-    return DOMAIN_ERRORS[error.code];
-  }
-  return undefined;
+export function domainError(error: unknown): { status: number; code: ApiErrorCode } | undefined {
+  // `instanceof` on the generic class narrows to DomainError<any>; every subclass's code is a DomainErrorCode.
+  return error instanceof DomainError ? DOMAIN_ERRORS[(error as DomainError).code] : undefined;
 }
 
 /**
@@ -139,7 +168,8 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       const path = (first?.instancePath ?? '').replace(/^\//, '').replaceAll('/', '.');
       const extra = typeof params.propertyName === 'string' ? params.propertyName : typeof params.missingProperty === 'string' ? params.missingProperty : '';
       const field = [path, extra].filter((p) => p !== '').join('.') || (error.validationContext ?? 'body');
-      const message = unknown ? `unknown field ${field}` : `${field} ${first?.message ?? 'is invalid'}`;
+      const rule = first?.keyword === 'pattern' && typeof params.pattern === 'string' ? TEXT_RULES[params.pattern] : undefined;
+      const message = unknown ? `unknown field ${field}` : `${field} ${rule ?? first?.message ?? 'is invalid'}`;
       return reply.code(400).send({ error: 'invalid-request', message: `${error.validationContext ?? 'body'}: ${message}`, field });
     }
     if (error instanceof ApiError) {
@@ -153,20 +183,50 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
       request.log.error({ err: error }, 'admin API request failed');
       return reply.code(500).send({ error: 'internal', message: `internal error; quote request id ${request.id}` });
     }
-    return reply.code(status).send({ error: 'bad-request', message: error.message });
+    // Fastify's own refusals (a body over the limit, an unread media type, malformed JSON) and an
+    // invalid Host: the code of their status, as a route that refuses the same thing answers it.
+    return reply.code(status).send({ error: codeOfClientStatus(status), message: error.message });
   });
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: 'not-found', message: `no route ${request.method} ${request.url.split('?', 1)[0] ?? prefix}` }));
 }
 
 /**
- * Counts every request of the scope against its caller's per-minute limit (session, token or
- * address) on `surface` (each API and the console has its own budget).
+ * `Cache-Control: no-store` on every answer of the scope that did not choose its own caching (the
+ * documentation page's hashed assets do). Answers of the admin and account APIs carry secrets
+ * (new keys, tokens, webhook signing secrets, invite links, the session's CSRF token in /me) and
+ * private data; one rule for all of them rather than a header per route that one route forgets
+ * (issue 23 finding 7: webhook secrets were sent without it).
+ */
+export function noStoreAnswers(app: FastifyInstance): void {
+  app.addHook('onSend', (_request, reply, payload, done) => {
+    if (!reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-store');
+    done(null, payload);
+  });
+}
+
+/** Requests whose session or token `authenticate` accepted (limitRequests gives their address's count back). */
+const authenticated = new WeakSet<FastifyRequest>();
+
+/**
+ * Counts every request of the scope against its caller's per-minute limit on `surface` (each API
+ * and the console has its own budget): a request with a session cookie or an Authorization header
+ * against that credential, and every request against its address until its credential proves
+ * live (issue 23 finding 4: made-up cookies or tokens, each a fresh key, dodged the limit). As the
+ * login throttle does, the address's count is taken first and given back once `authenticate`
+ * accepted the credential, so signed-in callers sharing an address (an office) do not use up
+ * each other's budget, while unauthenticated ones all count against it.
  */
 export function limitRequests(app: FastifyInstance, limiter: RequestLimiter, surface: 'admin' | 'account' | 'console'): void {
+  const addressCaller = (request: FastifyRequest): string => `address:${request.ip}`;
   app.addHook('onRequest', async (request) => {
-    const caller = readCookie(request, SESSION_COOKIE) ?? request.headers.authorization ?? request.ip;
-    const wait = await limiter.take(surface, caller.slice(0, 512));
+    const credential = readCookie(request, SESSION_COOKIE) ?? request.headers.authorization;
+    const byAddress = await limiter.take(surface, addressCaller(request));
+    const byCredential = credential === undefined ? 0 : await limiter.take(surface, credential.slice(0, 512));
+    const wait = Math.max(byAddress, byCredential);
     if (wait > 0) throw new ApiError(429, 'rate-limited', `too many requests; retry in ${wait} s`, undefined, wait);
+  });
+  app.addHook('onResponse', async (request) => {
+    if (authenticated.has(request)) await limiter.giveBack(surface, addressCaller(request));
   });
 }
 
@@ -185,6 +245,8 @@ export async function login(
   const user = await users.verifyLogin(username, password);
   if (!user || (audience === 'operator') !== (user.accountId === null)) throw new ApiError(401, 'unauthorized', 'wrong user name or password');
   await throttle.succeeded(username, request.ip);
+  // A login that succeeded is no anonymous request: limitRequests gives the address its count back.
+  authenticated.add(request);
   const session = await users.startSession(user, request.ip);
   void reply.header('set-cookie', sessionCookie(request, session.sessionId, 12 * 3600)).header('cache-control', 'no-store');
   return { user, csrfToken: session.csrfToken, expiresAt: session.expiresAt };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserService } from '../../users/user.service.js';
-import { ApiError, authenticate, type Principal } from './api-auth.js';
+import { ApiError, authenticate, checkAccess, type Principal, type RouteAccess } from './api-auth.js';
 
 const principals = new WeakMap<FastifyRequest, Principal>();
 
@@ -11,10 +11,17 @@ export function principalOf(request: FastifyRequest): Principal {
   return principal;
 }
 
-/** Authentication for every route of the scope not marked public (`config: { public: true }`). */
+/**
+ * Authentication and the access rule (checkAccess) for every route of the scope not marked public
+ * (`config: { public: true }`), before the body is parsed: a caller who may not make a change is
+ * refused whatever it sends.
+ */
 export function requireAuth(app: FastifyInstance, users: UserService, audience: 'operator' | 'customer'): void {
-  app.addHook('preHandler', async (request) => {
-    if (request.is404 || (request.routeOptions.config as { public?: boolean }).public === true) return;
-    principals.set(request, await authenticate(request, users, audience));
+  app.addHook('onRequest', async (request) => {
+    const route = request.routeOptions.config as RouteAccess;
+    if (request.is404 || route.public === true) return;
+    const principal = await authenticate(request, users, audience);
+    checkAccess(principal, request.method, route);
+    principals.set(request, principal);
   });
 }

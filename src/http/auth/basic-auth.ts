@@ -1,4 +1,4 @@
-import type { BasicCredentials } from '../../lookup/lookup-pipeline.js';
+import type { BasicCredentials } from '../../lookup/lookup-request.js';
 
 /** Parses `Authorization: Basic base64(username:apiKey)`; undefined when absent or malformed. */
 export function parseBasicAuth(header: string | undefined): BasicCredentials | undefined {

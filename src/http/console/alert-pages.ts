@@ -1,7 +1,7 @@
 import type { AlertThresholds } from '../../alerts/credit-alerts.js';
 import { MAX_THRESHOLDS } from '../../alerts/credit-alerts.js';
 import type { WebhookDelivery, WebhookEndpoint, WebhookMessage } from '../../webhooks/webhook.repository.js';
-import { EVENT_TYPES, MAX_ENDPOINTS } from '../../webhooks/webhook.service.js';
+import { eventTypesFor, MAX_ENDPOINTS } from '../../webhooks/webhook.service.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
 
@@ -88,7 +88,7 @@ ${error === undefined ? '' : message('error', error)}
 <form method="post" action="${input.paths.endpoints}">${csrfField(viewer)}
   <label for="w-url">URL (http or https) that receives a signed POST</label><input type="text" id="w-url" name="url" required maxlength="2048" inputmode="url" placeholder="https://example.com/hooks/vehicle-lookup" value="${typed.url ?? ''}">
   <label for="w-description">Description (optional)</label><input type="text" id="w-description" name="description" maxlength="500" value="${typed.description ?? ''}">
-  <fieldset><legend>Events</legend>${EVENT_TYPES.map((type, i) => html`<div class="check"><input type="checkbox" id="w-event-${i}" name="${eventField(type)}" value="true"${checked(type)}><label for="w-event-${i}"><code>${type}</code></label></div>`)}</fieldset>
+  <fieldset><legend>Events</legend>${eventTypesFor(input.thresholds === undefined ? null : 0).map((type, i) => html`<div class="check"><input type="checkbox" id="w-event-${i}" name="${eventField(type)}" value="true"${checked(type)}><label for="w-event-${i}"><code>${type}</code></label></div>`)}</fieldset>
   <p><button type="submit">Register endpoint</button></p>
 </form></section>`;
 }

@@ -5,7 +5,7 @@ import type { Alerting } from '../../alerts/alerting.js';
 import { CreditAlertError } from '../../alerts/credit-alerts.js';
 import { actorOf, requireWrite, type Principal } from '../auth/api-auth.js';
 import type { Actor } from '../../audit/audit-log.js';
-import { int, object, str, USERNAME, type Schema } from '../api/api-schemas.js';
+import { DESCRIPTION, int, object, str, USERNAME, type Schema } from '../api/api-schemas.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
 import { alertsPage, endpointPage, eventField, webhookSecretPage, type AlertsInput, type AlertScopeView, type AlertsTyped } from './alert-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
@@ -190,7 +190,7 @@ export const alertPages: FastifyPluginAsync<AlertPagesOptions> = (app, deps) => 
   const eventFields = Object.fromEntries(EVENT_TYPES.map((type) => [eventField(type), { type: 'string', enum: ['true'] }]));
   app.post<{ Body: Record<string, string | undefined> }>(
     s.endpoints,
-    { schema: { ...params, body: ctx.form({ url: str(2048, { minLength: 1 }), description: str(500), ...eventFields }, ['url']) } },
+    { schema: { ...params, body: ctx.form({ url: str(2048, { minLength: 1 }), description: DESCRIPTION, ...eventFields }, ['url']) } },
     async (request, reply) => {
       const { viewer, resolved, actor } = await enter(request, true);
       const url = request.body.url ?? '';

@@ -24,6 +24,7 @@ import type { OperationDeclaration } from '../../catalogue/operation.js';
 import type { LookupPipeline } from '../../lookup/lookup-pipeline.js';
 import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js';
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
+import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import { ownAccount, accountPages } from './account.routes.js';
 import { accountsPages, operatorAccountHtml } from './accounts.routes.js';
 import { alertPages, type AlertPagesOptions } from './alerts.routes.js';
@@ -40,6 +41,7 @@ import { importPages } from './imports.routes.js';
 import { invitePages } from './invites.routes.js';
 import { keyPages } from './keys.routes.js';
 import { overviewPages } from './overview.routes.js';
+import { providerPages } from './providers.routes.js';
 import { sessionPages } from './session.routes.js';
 import { SIGNUP_PATH } from './signup-pages.js';
 import { signupPages } from './signup.routes.js';
@@ -68,6 +70,8 @@ export interface ConsoleOptions {
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
   readonly upstream: () => Record<string, ProviderStatus>;
+  /** The upstream providers with balance and spend, for the providers page (the admin API's /providers). */
+  readonly providers: Pick<ProvidersView, 'view'>;
   /** Low-credit thresholds and webhook endpoints (the API's services). */
   readonly alerting: AlertPagesOptions['alerting'];
   /** The free test plates (the admin API's service). */
@@ -249,6 +253,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
 
   // ---- operators ----
   await app.register(overviewPages, { ctx, accounts: options.accounts, usage: options.allAccountsUsage, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock, prefix: '/console/admin' });
+  await app.register(providerPages, { ctx, providers: options.providers, prefix: '/console/admin/providers' });
   await app.register(accountsPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: '/console/admin/accounts' });
   await app.register(creditPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: `${OPERATOR_ACCOUNT}/credits` });
   await app.register(userPages, { ctx, users: options.users, prefix: `${OPERATOR_ACCOUNT}/users` });

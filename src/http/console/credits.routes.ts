@@ -15,14 +15,15 @@ export const creditPages: FastifyPluginAsync<ConsolePageOptions & OperatorAccoun
     async (request, reply) => {
       const { principal, viewer } = await ctx.signIn(request, 'operator');
       requireWrite(principal);
-      const { operation, amount, reference = null, note = null } = request.body;
+      const { operation, amount, reference, note } = request.body;
       const service = options.accounts.withActor(actorOf(principal, request));
       const { username } = request.params;
       try {
         if (request.validationError) throw request.validationError;
         // The same calls as POST /admin/api/accounts/:username/credits.
-        if (operation === 'grant') await service.addCredits(username, amount, note, reference ?? '');
-        else await service.removeCredits(username, amount, reference, note);
+        const change = { account: username, amount, reference, note };
+        if (operation === 'grant') await service.grantCredits(change);
+        else await service.removeCredits(change);
       } catch (thrown) {
         // A refused value (amount 0, more than the balance) shows the page again, the form kept.
         const error = formErrorOf('credits', request.body, request.validationError as FastifyError | undefined, thrown);

@@ -23,6 +23,7 @@ function navigation(viewer: Viewer): Html {
           ['/console/admin', 'Overview'],
           ['/console/admin/accounts', 'Accounts'],
           ['/console/admin/imports', 'Imports'],
+          ['/console/admin/providers', 'Providers'],
           ['/console/admin/test-plates', 'Test plates'],
           ['/console/admin/webhooks', 'Webhooks'],
           ['/console/admin/tokens', 'API tokens'],

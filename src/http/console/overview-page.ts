@@ -88,7 +88,7 @@ ${usageChart(input.usage, input.days, 'credits', 'Credits debited per day and op
 <p class="muted">Every lookup answered by every instance, by the hour it finished in (UTC). Each instance adds its counts to the store every <code>LOOKUP_STATS_FLUSH_SECONDS</code> (10 s by default), so the last few seconds may be missing.</p>
 ${ratesTable(input.rates)}</section>
 <section aria-labelledby="upstream"><h2 id="upstream">Upstream providers</h2>
-<p class="muted">As <code>/readyz</code> reports them, since this process started.</p>
+<p class="muted">As <code>/readyz</code> reports them, since this process started. Calls, cache answers and balances: <a href="/console/admin/providers">Providers</a>.</p>
 ${upstreamTable(input.upstream)}</section>
 <section aria-labelledby="low"><h2 id="low">Accounts close to zero</h2>
 <p class="muted">Open, enabled accounts with at most ${LOW_BALANCE} credits, lowest first${input.low.total > shown ? html`; the ${shown} lowest of ${input.low.total}` : ''}.</p>

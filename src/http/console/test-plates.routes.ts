@@ -33,7 +33,7 @@ export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, d
   const operations = deps.catalogue.operations.filter((op) => Catalogue.keyParameters(op).length > 0);
   const chosen = (name: string | undefined) => {
     const op = name === undefined ? operations[0] : operations.find((o) => o.name === name);
-    if (!op) throw new ApiError(400, 'bad_request', `${name ?? 'The catalogue'} has no operation with test plates.`);
+    if (!op) throw new ApiError(400, 'invalid-request', `${name ?? 'The catalogue'} has no operation with test plates.`);
     return op;
   };
   /** The key values in parameter order, as the admin API takes them. */
@@ -56,12 +56,12 @@ export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, d
       const plate = await addTestPlate(deps, actorOf(principal, request), request.body.operation, valuesOf(request.body));
       return await reply.redirect(`${TEST_PLATES_PATH}?${new URLSearchParams({ operation: plate.operation, done: 'added' }).toString()}`, 303);
     } catch (error) {
-      if (!(error instanceof TestPlateError && error.code === 'INVALID')) throw error;
+      if (!(error instanceof TestPlateError && (error.code === 'INVALID' || error.code === 'ALREADY_EXISTS'))) throw error;
       // Shown again with what was typed, under the form.
       const operation = chosen(request.body.operation);
       const values = Object.fromEntries(Catalogue.keyParameters(operation).map((p) => [p.name, request.body[valueField(p.name)]]));
       const page = testPlatesPage(viewer, { plates: await deps.testPlates.list(), operations, operation, values, error: `Not added: ${error.message}.` });
-      return ctx.render(reply, page, 400);
+      return ctx.render(reply, page, error.code === 'INVALID' ? 400 : 409);
     }
   });
 

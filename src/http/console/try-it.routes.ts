@@ -33,7 +33,7 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
   const firstOperation = catalogue.operations[0];
   const chosen = (name: string | undefined): OperationDeclaration => {
     const op = name === undefined ? firstOperation : catalogue.find(name);
-    if (!op) throw new ApiError(400, 'bad_request', `Unknown operation ${name ?? ''}.`);
+    if (!op) throw new ApiError(400, 'invalid-request', `Unknown operation ${name ?? ''}.`);
     return op;
   };
 

@@ -32,6 +32,9 @@ export class LocalStoreProvider implements Provider {
       .filter((r) => r.modelNorm.includes(model))
       .map((r) => JSON.parse(r.document) as Record<string, unknown>)
       .sort((a, b) => numberField(a, 'SortOrder') - numberField(b, 'SortOrder') || numberField(b, 'Year') - numberField(a, 'Year') || numberField(a, 'Id') - numberField(b, 'Id'));
+    // None here is "not found", so a later provider of the chain (the original service) is asked;
+    // with none, the codec answers the empty list (recordWhenAbsent), free as before.
+    if (ratings.length === 0) return { status: 'not-found' };
     return { status: 'found', record: ratings, source: this.name };
   }
 }

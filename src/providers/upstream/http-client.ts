@@ -46,6 +46,12 @@ export interface UpstreamRequest {
    * deadline to all of them so together they stay within one budget. See `deadlineIn`.
    */
   readonly deadline?: number;
+  /**
+   * True for an upstream that answers its application errors with HTTP 500 and the message as
+   * the body (ASMX: the original's "Lookup failed"): a 5xx is then returned to the adapter to read
+   * instead of thrown, and never retried.
+   */
+  readonly readServerErrors?: boolean;
 }
 
 /** A deadline `ms` from now, for `UpstreamRequest.deadline`. */
@@ -161,6 +167,7 @@ export class UpstreamHttpClient {
       }
 
       const { response } = result;
+      if (response.status >= 500 && request.readServerErrors === true) return response;
       if (response.status >= 500) {
         if (mayRetry && idempotent && left() > this.retryDelayMs) {
           await this.retry(endpoint, '5xx', this.retryDelayMs);

@@ -23,8 +23,8 @@ export function upstreamLogListener(logger: UpstreamLogger): UpstreamListener {
         return;
       case 'answer': {
         const fields = { provider: event.provider, answer: event.answer, via: event.via, ms: Math.round(event.seconds * 1000) };
-        // While the circuit is open every lookup would say so; the opening itself is the warning.
-        if (event.answer === 'unavailable' && event.via !== 'circuit-open') logger.warn({ ...fields, kind: event.failure?.kind, reason: event.failure?.message }, 'upstream unavailable');
+        // While the circuit is open (or a gate closed) every lookup would say so; the opening itself is the warning.
+        if (event.answer === 'unavailable' && event.via === 'upstream') logger.warn({ ...fields, kind: event.failure?.kind, reason: event.failure?.message }, 'upstream unavailable');
         else logger.debug(fields, 'upstream answer');
         return;
       }
@@ -38,6 +38,10 @@ export function upstreamLogListener(logger: UpstreamLogger): UpstreamListener {
         return;
       case 'cache-error':
         logger.warn({ provider: event.provider, operation: event.operation, reason: event.message }, 'upstream answer cache failed; going on without it');
+        return;
+      case 'balance':
+        if (event.how === 'error') logger.warn({ provider: event.provider, reason: event.message }, 'upstream balance could not be read; keeping the last one');
+        else if (event.how === 'read') logger.debug({ provider: event.provider, credits: event.credits }, 'upstream balance read');
         return;
     }
   };

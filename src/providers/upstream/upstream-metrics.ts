@@ -12,8 +12,15 @@ const STATE_VALUE: Record<BreakerState, number> = { closed: 0, 'half-open': 1, o
  * - `vehicle_lookup_upstream_request_duration_seconds{provider,endpoint}`: time per attempt;
  * - `vehicle_lookup_upstream_retries_total{provider,reason}`: retries (timeout, network, 5xx, 429);
  * - `vehicle_lookup_upstream_lookups_total{provider,answer,via}`: lookups by answer (found,
- *   not_found, unavailable) and source (upstream, cache, circuit_open);
- * - `vehicle_lookup_upstream_circuit_state{provider}`: 0 closed, 1 half-open, 2 open.
+ *   not_found, unavailable) and source (upstream, cache, circuit_open, refused: a gate of the provider said no);
+ * - `vehicle_lookup_upstream_circuit_state{provider}`: 0 closed, 1 half-open, 2 open;
+ * - `vehicle_lookup_upstream_calls_total{provider,operation,outcome}`: lookups that asked the
+ *   upstream (its spend), by operation and outcome (found, not_found, failed);
+ * - `vehicle_lookup_upstream_cache_answers_total{provider,operation,answer}`: lookups the cache
+ *   answered instead of the upstream (found, not_found): the calls, and credits, it saved;
+ * - `vehicle_lookup_upstream_balance{provider}`: the operator's balance at an upstream that has
+ *   one (upstream-balance.ts), as last read or counted down.
+ * `operation` is empty for sources that do not name it (they answer one kind of question).
  */
 export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMonitor): void {
   const requests = new Counter({
@@ -37,9 +44,30 @@ export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMon
   });
   const lookups = new Counter({
     name: 'vehicle_lookup_upstream_lookups_total',
-    help: 'Upstream lookups by answer (found, not_found, unavailable) and where it came from (upstream, cache, circuit_open)',
+    help: 'Upstream lookups by answer (found, not_found, unavailable) and where it came from (upstream, cache, circuit_open, refused)',
     labelNames: ['provider', 'answer', 'via'],
     registers: [registry],
+  });
+  const calls = new Counter({
+    name: 'vehicle_lookup_upstream_calls_total',
+    help: 'Lookups that asked an upstream provider (its spend), by operation and outcome (found, not_found, failed)',
+    labelNames: ['provider', 'operation', 'outcome'],
+    registers: [registry],
+  });
+  const cacheAnswers = new Counter({
+    name: 'vehicle_lookup_upstream_cache_answers_total',
+    help: 'Lookups the upstream answer cache answered instead of the upstream provider (calls saved), by operation and answer',
+    labelNames: ['provider', 'operation', 'answer'],
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'vehicle_lookup_upstream_balance',
+    help: "The operator's balance (credits) at an upstream provider that has one, as last read or counted down",
+    labelNames: ['provider'],
+    registers: [registry],
+    collect() {
+      for (const { provider, credits } of monitor.balances()) this.set({ provider }, credits);
+    },
   });
   new Gauge({
     name: 'vehicle_lookup_upstream_circuit_state',
@@ -60,10 +88,16 @@ export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMon
       case 'retry':
         retries.inc({ provider: event.provider, reason: event.reason });
         return;
-      case 'answer':
-        lookups.inc({ provider: event.provider, answer: event.answer.replace('-', '_'), via: event.via.replace('-', '_') });
+      case 'answer': {
+        const answer = event.answer.replace('-', '_');
+        lookups.inc({ provider: event.provider, answer, via: event.via.replace('-', '_') });
+        const operation = event.operation ?? '';
+        if (event.via === 'upstream') calls.inc({ provider: event.provider, operation, outcome: event.answer === 'unavailable' ? 'failed' : answer });
+        else if (event.via === 'cache') cacheAnswers.inc({ provider: event.provider, operation, answer });
         return;
-      // The breaker's state is read by the gauge's collect(); tokens and cache errors are logged only.
+      }
+      // The breaker's state and the balance are read by the gauges' collect(); tokens and cache errors are logged only.
+      case 'balance':
       case 'breaker':
       case 'token':
       case 'cache-error':

@@ -15,13 +15,25 @@ export type UpstreamEvent =
       readonly type: 'answer';
       readonly provider: string;
       readonly answer: 'found' | 'not-found' | 'unavailable';
-      readonly via: 'upstream' | 'cache' | 'circuit-open';
+      /** `refused`: a gate of the provider said not to ask (LookupOptions.refuse). */
+      readonly via: 'upstream' | 'cache' | 'circuit-open' | 'refused';
       readonly seconds: number;
+      /**
+       * The operation asked, where the source says (`UpstreamSource.lookup`'s `operation`): the
+       * upstream spend counts calls and cache answers by it (upstream-spend.ts).
+       */
+      readonly operation?: string;
       readonly failure?: { readonly kind: string; readonly message: string };
     }
   | { readonly type: 'breaker'; readonly provider: string; readonly from: BreakerState; readonly to: BreakerState }
   /** An OAuth token was obtained or could not be. */
   | { readonly type: 'token'; readonly provider: string; readonly outcome: 'issued' | 'failed'; readonly expiresInS?: number; readonly message?: string }
+  /**
+   * The operator's balance at an upstream that has one (upstream-balance.ts): `read` from the
+   * upstream, or `counted` down by one after an answer it charges for, until the next read.
+   * `error` when a read failed (the last balance stands).
+   */
+  | { readonly type: 'balance'; readonly provider: string; readonly credits?: number; readonly how: 'read' | 'counted' | 'error'; readonly message?: string }
   /** The answer cache could not be read or written; the lookup went on without it. */
   | { readonly type: 'cache-error'; readonly provider: string; readonly operation: 'read' | 'write'; readonly message: string };
 
@@ -47,6 +59,18 @@ export interface ProviderStatus {
   readonly lastLatencyMs?: number;
   readonly lastSuccessAt?: string;
   readonly lastFailure?: { readonly at: string; readonly kind: string; readonly message: string };
+  /** The operator's balance there, for an upstream that has one (upstream-balance.ts). */
+  readonly balance?: UpstreamBalanceStatus;
+}
+
+/** The operator's balance at an upstream, as this instance last knew it. */
+export interface UpstreamBalanceStatus {
+  /** Credits left; null until the first read answered. */
+  readonly credits: number | null;
+  /** When the upstream last told it (ISO time); later answers it charged for counted it down. */
+  readonly readAt: string | null;
+  /** The last read that failed, if the last read failed. */
+  readonly lastError?: { readonly at: string; readonly message: string };
 }
 
 /** What the monitor reads from a provider's breaker. */
@@ -64,6 +88,7 @@ interface Tracked {
   lastLatencyMs?: number;
   lastSuccessAt?: string;
   lastFailure?: { at: string; kind: string; message: string };
+  balance?: { credits: number | null; readAt: string | null; lastError?: { at: string; message: string } };
 }
 
 const FAILED_OUTCOME = /^(5\d\d|429|timeout|network)$/;
@@ -105,13 +130,25 @@ export class UpstreamMonitor {
       case 'answer':
         if (event.answer === 'unavailable') {
           t.lookups.unavailable += 1;
-          // A refusal by the open circuit is not news: keep the failure that opened it.
-          if (event.failure && event.via !== 'circuit-open') t.lastFailure = { at, kind: event.failure.kind, message: event.failure.message };
+          // A refusal by the open circuit (or a gate) is not news: keep the failure that opened it.
+          if (event.failure && event.via === 'upstream') t.lastFailure = { at, kind: event.failure.kind, message: event.failure.message };
         } else {
           t.lookups[event.via === 'cache' ? 'cache' : 'upstream'] += 1;
           if (event.via === 'upstream') t.lastSuccessAt = at;
         }
         break;
+      case 'balance': {
+        const balance = (t.balance ??= { credits: null, readAt: null });
+        if (event.how === 'error') balance.lastError = { at, message: event.message ?? 'unknown error' };
+        else if (event.credits !== undefined) {
+          balance.credits = event.credits;
+          if (event.how === 'read') {
+            balance.readAt = at;
+            delete balance.lastError;
+          }
+        }
+        break;
+      }
       // Nothing in a provider's state counts these: the breaker keeps its own state, the rest is logged.
       case 'retry':
       case 'breaker':
@@ -149,6 +186,7 @@ export class UpstreamMonitor {
         ...(t.lastLatencyMs !== undefined ? { lastLatencyMs: t.lastLatencyMs } : {}),
         ...(t.lastSuccessAt !== undefined ? { lastSuccessAt: t.lastSuccessAt } : {}),
         ...(t.lastFailure ? { lastFailure: { ...t.lastFailure } } : {}),
+        ...(t.balance ? { balance: { credits: t.balance.credits, readAt: t.balance.readAt, ...(t.balance.lastError ? { lastError: { ...t.balance.lastError } } : {}) } } : {}),
       };
     }
     return out;
@@ -158,6 +196,13 @@ export class UpstreamMonitor {
   breakerStates(): Array<{ provider: string; state: BreakerState }> {
     const out: Array<{ provider: string; state: BreakerState }> = [];
     for (const [provider, t] of this.providers) if (t.breaker) out.push({ provider, state: t.breaker.state });
+    return out;
+  }
+
+  /** The known balance of each upstream that has one (for the balance gauge). */
+  balances(): Array<{ provider: string; credits: number }> {
+    const out: Array<{ provider: string; credits: number }> = [];
+    for (const [provider, t] of this.providers) if (t.balance?.credits != null) out.push({ provider, credits: t.balance.credits });
     return out;
   }
 

@@ -21,6 +21,8 @@ import { IsraelClient } from '../israel/israel.client.js';
 import { IsraelVehicleProvider } from '../israel/israel-vehicle.provider.js';
 import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
+import { RegcheckClient, type RegcheckHooks } from '../regcheck/regcheck.client.js';
+import { RegcheckProvider } from '../regcheck/regcheck.provider.js';
 import type { ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
@@ -40,6 +42,8 @@ export interface UpstreamDeps {
   readonly sharedCache?: SharedCache | undefined;
   /** The offline VinCheck provider, which NHTSA vPIC online enriches when NHTSA_ONLINE=true. */
   readonly vinOffline?: OfflineVinProvider | undefined;
+  /** What the operator's side plugs into the original service's provider (balance gate, record file). */
+  readonly regcheckHooks?: RegcheckHooks | undefined;
 }
 
 /**
@@ -94,6 +98,15 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
 }
 
 /**
+ * The original service (issue 24), registered last so it is the last of every chain: the paid
+ * source is asked only when the store and the free public registers do not know the vehicle.
+ */
+function regcheckRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
+  if (!config.regcheck) return [];
+  return [{ operations: config.regcheck.operations, provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {})) }];
+}
+
+/**
  * The upstream providers the operator configured, as registrations for `providerChains` (each
  * after the local store), from the configuration read at start-up; builds nothing that touches
  * the network until a lookup asks. Add a country's providers here.
@@ -111,5 +124,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...norwayRegistrations(context, config),
     ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
+    // Last: the paid source after every free one.
+    ...regcheckRegistrations(context, config, deps),
   ];
 }

@@ -46,6 +46,21 @@ export function unansweredAs(answer: Exclude<UpstreamAnswer, { readonly status: 
   return answer.status === 'not-found' ? { status: 'not-found' } : { status: 'unavailable', reason: answer.reason };
 }
 
+/** Per-lookup options of `UpstreamSource.lookup`. */
+export interface LookupOptions {
+  /**
+   * Asked after a cache miss, before the breaker: a reason not to ask the upstream now (an
+   * operator's gate, such as no balance left there), or undefined to go ahead. A refusal is
+   * `unavailable` (free) and does not count against the breaker.
+   */
+  readonly refuse?: () => string | undefined;
+  /**
+   * The operation asked, for sources that answer several: the upstream spend counts calls and
+   * cache answers by it (upstream-spend.ts). Sources that answer one kind of question leave it out.
+   */
+  readonly operation?: string;
+}
+
 /** Expired cache rows of a provider are deleted at most this often. */
 const PURGE_INTERVAL_MS = 60 * 60 * 1000;
 
@@ -101,31 +116,38 @@ export class UpstreamSource {
   }
 
   /** The cached answer for `key`, else `fetch()` behind the breaker; never throws. */
-  lookup(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+  lookup(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions = {}): Promise<UpstreamAnswer> {
     const running = this.inflight.get(key);
     if (running) return running;
-    const started = this.run(key, fetch).finally(() => {
+    const started = this.run(key, fetch, options).finally(() => {
       this.inflight.delete(key);
     });
     this.inflight.set(key, started);
     return started;
   }
 
-  private async run(key: string, fetch: () => Promise<FetchOutcome>): Promise<UpstreamAnswer> {
+  private async run(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions): Promise<UpstreamAnswer> {
     const { monitor } = this.context;
     const provider = this.settings.name;
+    const op = options.operation === undefined ? {} : { operation: options.operation };
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
 
     const cached = await this.readCache(key);
     if (cached) {
-      monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds() });
+      monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds(), ...op });
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
+    }
+
+    const refused = options.refuse?.();
+    if (refused !== undefined) {
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused }, ...op });
+      return { status: 'unavailable', reason: `${provider}: ${refused}` };
     }
 
     if (!this.breaker.tryAcquire()) {
       const message = 'circuit open after repeated failures; not asking the upstream';
-      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'circuit-open', seconds: seconds(), failure: { kind: 'circuit-open', message } });
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'circuit-open', seconds: seconds(), failure: { kind: 'circuit-open', message }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${message}` };
     }
 
@@ -136,14 +158,14 @@ export class UpstreamSource {
       this.breaker.onFailure();
       const failure = error instanceof UpstreamError ? error : new UpstreamError('internal', this.redactor.redact(error instanceof Error ? `${error.name}: ${error.message}` : 'non-error thrown'));
       const message = this.redactor.redact(failure.message);
-      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'upstream', seconds: seconds(), failure: { kind: failure.kind, message } });
+      monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'upstream', seconds: seconds(), failure: { kind: failure.kind, message }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${message}` };
     }
     this.breaker.onSuccess();
 
     if (outcome.status === 'found') await this.writeCache(key, { status: 'found', payload: outcome.payload }, this.settings.cacheTtlS);
     else if (outcome.cache !== false) await this.writeCache(key, { status: 'not-found' }, this.settings.notFoundTtlS);
-    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds() });
+    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds(), ...op });
     return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
   }
 

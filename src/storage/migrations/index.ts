@@ -11,6 +11,8 @@ import { importsMigration } from './0009-imports.js';
 import { webhooksMigration } from './0005-webhooks.js';
 import { overviewMigration } from './0011-overview.js';
 import { loginThrottleMigration } from './0010-login-throttle.js';
+import { upstreamSpendMigration } from './0012-upstream-spend.js';
+import { creditReferencesMigration } from './0013-credit-references.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -26,6 +28,8 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0009-imports': importsMigration(engine),
     '0010-login-throttle': loginThrottleMigration,
     '0011-overview': overviewMigration,
+    '0012-upstream-spend': upstreamSpendMigration,
+    '0013-credit-references': creditReferencesMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

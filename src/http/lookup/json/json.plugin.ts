@@ -2,9 +2,10 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Catalogue } from '../../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../../catalogue/operation.js';
 import { LookupError, type LookupErrorCode } from '../../../lookup/lookup-error.js';
-import type { BoundCall, LookupPipeline, RefusedCall } from '../../../lookup/lookup-pipeline.js';
+import type { LookupPipeline } from '../../../lookup/lookup-pipeline.js';
+import type { BoundCall, RefusedCall } from '../../../lookup/lookup-request.js';
 import { memoizedEncoding } from '../../../lookup/result-memo.js';
-import { jsonBodyOf } from '../../../results/index.js';
+import { jsonTextOf } from '../../../results/index.js';
 import { internalError } from '../../../shared/internal-error.js';
 import { baseUrlOf } from '../../base-url.js';
 import { parseBasicAuth } from '../../auth/basic-auth.js';
@@ -121,7 +122,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         .type('application/json; charset=utf-8')
         .header('x-credits-charged', String(outcome.charged))
         .header('x-credits-remaining', String(outcome.balance))
-        .send(memoizedEncoding(outcome.result, 'json', () => JSON.stringify(jsonBodyOf(outcome.result))));
+        .send(memoizedEncoding(outcome.result, 'json', () => jsonTextOf(outcome.result)));
     } catch (error) {
       if (!(error instanceof LookupError)) return sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
       const wire = JSON_ERRORS[error.code];

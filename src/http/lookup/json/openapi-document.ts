@@ -4,6 +4,7 @@ import { Catalogue } from '../../../catalogue/catalogue.js';
 import type { JsonSegment, OperationDeclaration, ParameterDeclaration } from '../../../catalogue/operation.js';
 import { SERVICES } from '../../../catalogue/services.js';
 import { codecOf, RESULT_CODECS, type ResultType } from '../../../results/index.js';
+import { IDEMPOTENCY_KEY } from '../../../lookup/idempotent-replay.js';
 import type { JsonSchema } from '../../../shared/json-schema.js';
 
 /**
@@ -20,8 +21,10 @@ export const JSON_INTERFACE_PREFIX = '/api/json.aspx';
 /** The version of the interface the document describes (not of this service's code). */
 const INTERFACE_VERSION = '1.0.0';
 
-const TEXT_PLAIN = 'text/plain; charset=utf-8';
-const JSON_TYPE = 'application/json; charset=utf-8';
+// Media-type keys without parameters: the wire sends `; charset=utf-8`, and generated clients
+// (openapi-fetch's helper types) look answers up by the bare type.
+const TEXT_PLAIN = 'text/plain';
+const JSON_TYPE = 'application/json';
 
 const SECURITY_SCHEME = 'basicAuth';
 
@@ -101,6 +104,8 @@ function costText(op: OperationDeclaration): string {
 function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], required: number, examples: ParameterExamples): JsonSchema {
   const services = op.services.map((id) => SERVICES[id].path).join(', ');
   return {
+    // Every lookup takes the header; the path values are the operation's own.
+    parameters: [{ $ref: '#/components/parameters/IdempotencyKey' }],
     get: {
       operationId: operationId(op, variant, required),
       summary: `${op.name}: ${op.label}`,
@@ -111,8 +116,33 @@ function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], req
         '200': { $ref: `#/components/responses/${RESULT_CODECS[op.resultType].xmlName}` },
         '400': { $ref: '#/components/responses/BadHost' },
         '401': { $ref: '#/components/responses/Unauthorized' },
+        '422': { $ref: '#/components/responses/IdempotencyConflict' },
         '429': { $ref: '#/components/responses/RateLimited' },
         '500': { $ref: '#/components/responses/LookupFailed' },
+      },
+    },
+  };
+}
+
+/** The original's balance page, at the site's root rather than under the JSON interface. */
+export const CREDITS_PATH = '/ajax/getcredits.aspx';
+
+function creditsPathItem(): JsonSchema {
+  return {
+    // Not under /api/json.aspx: the path's own server is the site's root.
+    servers: [{ url: '/', description: 'This service' }],
+    get: {
+      operationId: 'GetCredits',
+      summary: 'The balance of an account',
+      description:
+        "The original service's balance page: the account's credits as a plain integer, 0 for an unknown user name. No credentials, nothing charged; " +
+        'the operator can turn it off (GETCREDITS_ENABLED=false), and it then answers 404.',
+      tags: ['Credits'],
+      security: [],
+      parameters: [{ name: 'username', in: 'query', required: true, description: 'The account username (the parameter name is case-insensitive)', schema: { type: 'string' }, example: 'demo' }],
+      responses: {
+        '200': { $ref: '#/components/responses/Balance' },
+        '404': { description: 'The operator turned the page off (GETCREDITS_ENABLED=false)' },
       },
     },
   };
@@ -134,6 +164,8 @@ function components(types: readonly ResultType[]): JsonSchema {
       headers: {
         'x-credits-charged': { $ref: '#/components/headers/CreditsCharged' },
         'x-credits-remaining': { $ref: '#/components/headers/CreditsRemaining' },
+        'idempotent-replayed': { $ref: '#/components/headers/IdempotentReplayed' },
+        'x-request-id': { $ref: '#/components/headers/RequestId' },
       },
       content: { [JSON_TYPE]: { schema: { $ref: `#/components/schemas/${codec.xmlName}` } } },
     };
@@ -143,24 +175,51 @@ function components(types: readonly ResultType[]): JsonSchema {
     responses: {
       ...responses,
       BadHost: {
-        description: 'The Host header (or an absolute-form request target) is not a valid host name or address; refused before any lookup.',
+        description:
+          'When BASE_URL is not set, links in answers (ImageUrl) are built from the Host header (or an absolute-form request target, or a trusted proxy\'s X-Forwarded-Host): ' +
+          'one that is not a valid host name or address is refused before any lookup, and nothing is charged. With BASE_URL set the Host is not read.',
+        headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('The Host header is not a valid host name or address with an optional port'),
       },
       Unauthorized: {
         description: 'Missing or invalid credentials (the account username and its API key). Checked before anything else.',
-        headers: { 'WWW-Authenticate': { $ref: '#/components/headers/WWWAuthenticate' } },
+        headers: { 'WWW-Authenticate': { $ref: '#/components/headers/WWWAuthenticate' }, 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('Invalid username or API key'),
+      },
+      IdempotencyConflict: {
+        description:
+          'The Idempotency-Key was already used by this account for another lookup (another operation or other values): nothing is charged; send a new key for a new lookup. ' +
+          'An extension of the original interface, as the IETF Idempotency-Key draft (section 2.7) and payment APIs answer.',
+        headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
+        content: textBody('Idempotency-Key 5f0c… was already used for CheckFrance AB123CD; use a new key for a different lookup'),
       },
       RateLimited: {
         description: "The account's rate limit is reached; nothing is charged. An extension of the original interface, which had no rate limits.",
-        headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } },
+        headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' }, 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('Rate limit exceeded: account acme may make 10 requests per second; retry after 1 s'),
+      },
+      Balance: {
+        description: "The account's balance as a plain integer; 0 for an unknown user name, as the original answered.",
+        content: { [TEXT_PLAIN]: { schema: { type: 'string', pattern: '^-?[0-9]+$' }, example: '42' } },
       },
       LookupFailed: {
         description:
           'Every other error, as a human-readable message (never JSON, never a stack trace): an unknown method, the wrong number of path values, ' +
           'an invalid value, a record that is not in the data, an exhausted or disabled account, or an internal error with a request id to quote. Nothing is charged.',
+        headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('France Lookup failed'),
+      },
+    },
+    parameters: {
+      IdempotencyKey: {
+        name: 'Idempotency-Key',
+        in: 'header',
+        required: false,
+        description:
+          'Makes a retry safe: a repeat of the same lookup with the same key within IDEMPOTENCY_RETENTION_HOURS answers the stored result, charges nothing and says Idempotent-Replayed: true; ' +
+          'the same key for another lookup answers 422. One key per request.',
+        schema: { type: 'string', pattern: IDEMPOTENCY_KEY.source, maxLength: 255 },
+        example: '5f0c2e8e-7d1a-4c3b-9a55-2b8f1e0d4c6a',
       },
     },
     headers: {
@@ -179,6 +238,15 @@ function components(types: readonly ResultType[]): JsonSchema {
         required: true,
         schema: { type: 'string' },
         example: 'Basic realm="vehicle-lookup", charset="UTF-8"',
+      },
+      IdempotentReplayed: {
+        description: 'Sent, as true, when the answer is a replay of an earlier lookup with the same Idempotency-Key (X-Credits-Charged is then 0).',
+        schema: { type: 'string', enum: ['true'] },
+      },
+      RequestId: {
+        description: "This request's id, also on its ledger row and in the logs: quote it when asking about a lookup.",
+        required: true,
+        schema: { type: 'string' },
       },
       RetryAfter: {
         description: "Whole seconds until the rate limit's window ends.",
@@ -208,6 +276,7 @@ export function generateOpenApi(catalogue: Catalogue, examples: ParameterExample
       paths[path] = pathItem(op, variant, required, examples);
     }
   }
+  paths[CREDITS_PATH] = creditsPathItem();
   const types = [...new Set(catalogue.operations.map((op) => op.resultType))];
   return {
     openapi: '3.1.0',
@@ -222,6 +291,14 @@ export function generateOpenApi(catalogue: Catalogue, examples: ParameterExample
     },
     servers: [{ url: JSON_INTERFACE_PREFIX, description: 'This service' }],
     security: [{ [SECURITY_SCHEME]: [] }],
+    // Each operation's tag is its label (one per country or register), declared here once.
+    tags: [
+      ...[...new Set(catalogue.operations.map((op) => op.label))].map((name) => ({
+        name,
+        description: catalogue.operations.filter((op) => op.label === name).map((op) => op.name).join(', '),
+      })),
+      { name: 'Credits', description: "The original's balance page" },
+    ],
     paths,
     components: components(types),
   };

@@ -153,9 +153,10 @@ function operationSection(doc, server, path, method, operation, credentials) {
 }
 
 function render(root, doc, source) {
-  // Paths are relative to the first server's URL (the JSON interface's `/api/json.aspx`), or to the origin.
-  const serverUrl = doc.servers?.[0]?.url;
-  const server = serverUrl ? new URL(serverUrl, document.baseURI).pathname.replace(/\/$/, '') : '';
+  // Paths are relative to the first server's URL (the JSON interface's `/api/json.aspx`), or to the
+  // origin; a path with servers of its own (the balance page, at the site's root) to its first.
+  const serverOf = (servers) => (servers?.[0]?.url ? new URL(servers[0].url, document.baseURI).pathname.replace(/\/$/, '') : '');
+  const server = serverOf(doc.servers);
   document.title = doc.info?.title ?? document.title;
   const filter = el('input', { id: 'filter', type: 'search', placeholder: 'Filter operations', autocomplete: 'off', 'aria-label': 'Filter operations' });
   root.replaceChildren(el('h1', {}, doc.info?.title ?? 'API'), el('p', {}, doc.info?.description ?? ''), el('p', {}, 'The document: ', el('a', { href: source }, source)));
@@ -185,7 +186,7 @@ function render(root, doc, source) {
       if (!operation) continue;
       const tag = operation.tags?.[0] ?? 'other';
       if (!byTag.has(tag)) byTag.set(tag, el('section', { class: 'tag' }, el('h2', {}, tag)));
-      byTag.get(tag).append(operationSection(doc, server, path, method, operation, credentials));
+      byTag.get(tag).append(operationSection(doc, item.servers ? serverOf(item.servers) : server, path, method, operation, credentials));
     }
   }
   const list = el('div', { class: 'operations' }, ...byTag.values());

@@ -1,0 +1,152 @@
+import { Catalogue, splitKey } from '../../catalogue/catalogue.js';
+import type { OperationDeclaration } from '../../catalogue/operation.js';
+import { RESULT_CODECS } from '../../results/index.js';
+import type { Db } from '../../storage/database.js';
+import { RecordValidator } from '../import/record-validator.js';
+
+/** One line of the import format (docs/import-format.md), with the source and time of its record. */
+export type ExportLine = Record<string, unknown> & { readonly operation: string; readonly source: string; readonly fetchedAt: string };
+
+export interface ExportOptions {
+  /** The source whose records are written: the `source` of stored records, the provider of cached answers. */
+  readonly source: string;
+  /** Only what was fetched or imported at or after this ISO time. */
+  readonly since?: string | undefined;
+  /** Cached answers that expired before this time are not written. */
+  readonly now: Date;
+}
+
+/** Rows read per query: the export streams a store of any size in pages. */
+const PAGE = 1000;
+
+/** What an upstream source that answers many operations caches (the `regcheck` payload): an import line without its time. */
+interface ImportShapedPayload {
+  readonly operation: string;
+  readonly key: Readonly<Record<string, string>>;
+  readonly record: unknown;
+}
+
+function isImportShaped(value: unknown): value is ImportShapedPayload {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.operation === 'string' && typeof v.key === 'object' && v.key !== null && 'record' in v;
+}
+
+/**
+ * Writes what the store holds from one source as import lines (`vehicle-lookup export`): the
+ * records imported with that source (the `records` and `ncap_ratings` tables), then the answers
+ * the upstream answer cache holds from the provider of that name (found, not expired), where the
+ * provider caches them as import lines do (the original service's `regcheck` does). Each line
+ * names its `source` and `fetchedAt` (the record's import time, or when the upstream answered), so
+ * `vehicle-lookup import` on another store answers the same requests with the same records.
+ * A key both imported and cached is written once, from the store (which lookups read first).
+ */
+export class SourceExport {
+  private readonly validator: RecordValidator;
+  /** The operation each dataset's records are written under: the one named like it, else the first. */
+  private readonly byDataset = new Map<string, OperationDeclaration>();
+
+  constructor(
+    private readonly db: Db,
+    private readonly catalogue: Catalogue,
+  ) {
+    this.validator = new RecordValidator(catalogue);
+    for (const op of catalogue.operations) {
+      const known = this.byDataset.get(op.dataset.name);
+      if (!known || (op.name === op.dataset.name && known.name !== op.dataset.name)) this.byDataset.set(op.dataset.name, op);
+    }
+  }
+
+  async *lines(options: ExportOptions): AsyncGenerator<ExportLine> {
+    const written = new Set<string>();
+    for await (const line of this.records(options)) {
+      const checked = this.validator.validate(line);
+      if (checked.ok && checked.line.kind === 'record') written.add(`${checked.line.record.dataset}\u0000${checked.line.record.lookupKey}`);
+      yield line;
+    }
+    yield* this.ratings(options);
+    for await (const line of this.cached(options)) {
+      const checked = this.validator.validate(line);
+      // A cached answer the import would refuse (a payload of an older shape) is left out.
+      if (!checked.ok) continue;
+      if (checked.line.kind === 'record') {
+        const id = `${checked.line.record.dataset}\u0000${checked.line.record.lookupKey}`;
+        if (written.has(id)) continue;
+        written.add(id);
+      }
+      yield line;
+    }
+  }
+
+  private async *records(options: ExportOptions): AsyncGenerator<ExportLine> {
+    let after: { dataset: string; key: string } | undefined;
+    for (;;) {
+      let query = this.db.selectFrom('records').select(['dataset', 'lookup_key', 'document', 'updated_at']).where('source', '=', options.source);
+      if (options.since !== undefined) query = query.where('updated_at', '>=', options.since);
+      if (after) {
+        const { dataset, key } = after;
+        query = query.where((eb) => eb.or([eb('dataset', '>', dataset), eb.and([eb('dataset', '=', dataset), eb('lookup_key', '>', key)])]));
+      }
+      const rows = await query.orderBy('dataset').orderBy('lookup_key').limit(PAGE).execute();
+      for (const row of rows) {
+        const op = this.byDataset.get(row.dataset);
+        if (!op) continue;
+        const params = Catalogue.keyParameters(op);
+        const values = splitKey(row.lookup_key);
+        const key = Object.fromEntries(params.map((p, i) => [p.name, values[i] ?? '']));
+        yield { operation: op.name, key, [RESULT_CODECS[op.resultType].importPayload.field]: JSON.parse(row.document) as unknown, source: options.source, fetchedAt: row.updated_at };
+      }
+      const last = rows.at(-1);
+      if (!last || rows.length < PAGE) return;
+      after = { dataset: last.dataset, key: last.lookup_key };
+    }
+  }
+
+  private async *ratings(options: ExportOptions): AsyncGenerator<ExportLine> {
+    const op = this.catalogue.operations.find((o) => o.dataset.kind === 'ncap');
+    if (!op) return;
+    const field = RESULT_CODECS[op.resultType].importPayload.field;
+    let after: string | undefined;
+    for (;;) {
+      let query = this.db.selectFrom('ncap_ratings').select(['rating_key', 'document', 'updated_at']).where('source', '=', options.source);
+      if (options.since !== undefined) query = query.where('updated_at', '>=', options.since);
+      if (after !== undefined) query = query.where('rating_key', '>', after);
+      const rows = await query.orderBy('rating_key').limit(PAGE).execute();
+      for (const row of rows) yield { operation: op.name, [field]: JSON.parse(row.document) as unknown, source: options.source, fetchedAt: row.updated_at };
+      const last = rows.at(-1);
+      if (!last || rows.length < PAGE) return;
+      after = last.rating_key;
+    }
+  }
+
+  private async *cached(options: ExportOptions): AsyncGenerator<ExportLine> {
+    let after: string | undefined;
+    for (;;) {
+      let query = this.db
+        .selectFrom('upstream_cache')
+        .select(['lookup_key', 'payload', 'fetched_at'])
+        .where('provider', '=', options.source)
+        .where('status', '=', 'found')
+        .where('expires_at', '>', options.now.toISOString());
+      if (options.since !== undefined) query = query.where('fetched_at', '>=', options.since);
+      if (after !== undefined) query = query.where('lookup_key', '>', after);
+      const rows = await query.orderBy('lookup_key').limit(PAGE).execute();
+      for (const row of rows) {
+        if (row.payload === null) continue;
+        const payload = JSON.parse(row.payload) as unknown;
+        if (!isImportShaped(payload)) continue;
+        const op = this.catalogue.find(payload.operation);
+        if (!op) continue;
+        const field = RESULT_CODECS[op.resultType].importPayload.field;
+        const tail = { source: options.source, fetchedAt: row.fetched_at };
+        if (op.dataset.kind === 'ncap') {
+          // A ratings search answers a list; the import format takes one rating a line.
+          for (const rating of Array.isArray(payload.record) ? (payload.record as unknown[]) : [payload.record]) yield { operation: op.name, [field]: rating, ...tail };
+        } else yield { operation: op.name, key: payload.key, [field]: payload.record, ...tail };
+      }
+      const last = rows.at(-1);
+      if (!last || rows.length < PAGE) return;
+      after = last.lookup_key;
+    }
+  }
+}

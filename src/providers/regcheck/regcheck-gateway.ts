@@ -1,0 +1,107 @@
+import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
+import type { Catalogue } from '../../catalogue/catalogue.js';
+import { RESULT_CODECS } from '../../results/index.js';
+import type { Clock } from '../../shared/clock.js';
+import { AnswerRecorder, type RecorderLog } from '../upstream/answer-recorder.js';
+import { UpstreamHttpClient } from '../upstream/http-client.js';
+import type { RegcheckConfig } from '../../config/provider-config.js';
+import { SecretRedactor } from '../upstream/secret-redactor.js';
+import type { Repeat } from '../../shared/repeat.js';
+import { UpstreamBalanceWatch } from '../upstream/upstream-balance.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import type { UpstreamMonitor } from '../upstream/upstream-monitor.js';
+import type { RegcheckFetched, RegcheckHooks } from './regcheck.client.js';
+
+/** The balance as getcredits answers it: a plain integer (compat-notes "Credit balance"). */
+const PLAIN_INTEGER = /^\s*(-?\d{1,12})\s*$/;
+
+/**
+ * Reads the operator's balance at the original: `GET {base}/ajax/getcredits.aspx?username=`, a
+ * plain integer, `0` for an unknown username too (compat-notes "Credit balance"). Anything else
+ * (an HTML page, a 5xx) is a failed read, never a balance.
+ */
+export function creditsReader(config: RegcheckConfig, http: UpstreamHttpClient, redactor: SecretRedactor): () => Promise<number> {
+  return async () => {
+    const url = `${config.settings.baseUrl}/ajax/getcredits.aspx?${new URLSearchParams({ username: config.username }).toString()}`;
+    const response = await http.request({ method: 'GET', url, endpoint: 'getcredits' });
+    if (response.status !== 200) throw new UpstreamError('unexpected-status', `getcredits answered HTTP ${response.status}`, response.status);
+    const match = PLAIN_INTEGER.exec(response.text);
+    if (!match?.[1]) throw new UpstreamError('bad-response', redactor.redact('getcredits did not answer a whole number'), 200);
+    return Math.max(0, Number(match[1]));
+  };
+}
+
+/**
+ * The import lines (docs/import-format.md) of one answer the original gave: one line, or for a
+ * ratings search (CheckEuroNCap, whose import member holds one rating) one line per rating.
+ */
+export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Array<Record<string, unknown>> {
+  const op = catalogue.find(fetched.operation);
+  if (!op) return [];
+  const field = RESULT_CODECS[op.resultType].importPayload.field;
+  const tail = { source: 'regcheck', fetchedAt: fetched.fetchedAt };
+  if (op.dataset.kind === 'ncap') {
+    const ratings = Array.isArray(fetched.record) ? (fetched.record as unknown[]) : [fetched.record];
+    return ratings.map((rating) => ({ operation: op.name, [field]: rating, ...tail }));
+  }
+  return [{ operation: op.name, key: fetched.key, [field]: fetched.record, ...tail }];
+}
+
+export interface RegcheckGatewayDeps {
+  readonly monitor: UpstreamMonitor;
+  readonly clock: Clock;
+  readonly catalogue: Catalogue;
+  /** Where a record line that could not be written, or an alert that could not be queued, is reported. */
+  readonly log?: RecorderLog;
+  /** The timer of the balance reads; tests fire it by hand. */
+  readonly repeat?: Repeat;
+}
+
+/**
+ * The operator's side of the original service as an upstream (issue 24): its balance there, read
+ * at start and every minute (UpstreamBalanceWatch), which gates the provider at 0 and alerts the
+ * operator below REGCHECK_LOW_CREDITS; and the record file (REGCHECK_RECORD_FILE), where every
+ * answer with data is appended as an import line. `hooks` go into the provider (ServiceOptions.
+ * regcheckHooks); the server calls `start` once the webhooks exist and `close` when it stops.
+ */
+export class RegcheckGateway {
+  readonly balance: UpstreamBalanceWatch;
+  readonly recorder: AnswerRecorder | undefined;
+  readonly hooks: RegcheckHooks;
+
+  constructor(config: RegcheckConfig, deps: RegcheckGatewayDeps) {
+    const { settings } = config;
+    const redactor = new SecretRedactor([config.username, encodeURIComponent(config.username)]);
+    const http = new UpstreamHttpClient({ provider: settings.name, timeoutMs: settings.timeoutMs, budgetMs: settings.budgetMs, monitor: deps.monitor, clock: deps.clock });
+    this.balance = new UpstreamBalanceWatch({
+      provider: settings.name,
+      read: creditsReader(config, http, redactor),
+      lowCredits: config.lowCredits,
+      monitor: deps.monitor,
+      ...(deps.repeat ? { repeat: deps.repeat } : {}),
+      ...(deps.log ? { log: deps.log } : {}),
+    });
+    this.recorder = config.recordFile === undefined ? undefined : new AnswerRecorder(config.recordFile, deps.log);
+    const recorder = this.recorder;
+    this.hooks = {
+      refuse: () => this.balance.closedBecause(),
+      ...(recorder
+        ? {
+            onFetched: (fetched: RegcheckFetched) => {
+              for (const line of recordLines(fetched, deps.catalogue)) recorder.append(line);
+            },
+          }
+        : {}),
+    };
+  }
+
+  /** Reads the balance now and every minute; alerts go to `alerts`. */
+  start(alerts?: BalanceAlertSink): void {
+    this.balance.start(alerts);
+  }
+
+  async close(): Promise<void> {
+    await this.balance.close();
+    this.recorder?.close();
+  }
+}

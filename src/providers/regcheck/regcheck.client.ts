@@ -1,0 +1,192 @@
+import { Catalogue } from '../../catalogue/catalogue.js';
+import type { OperationDeclaration, ServiceId } from '../../catalogue/operation.js';
+import { SERVICES } from '../../catalogue/services.js';
+import type { LookupQuery } from '../../lookup/lookup-query.js';
+import type { Clock } from '../../shared/clock.js';
+import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
+import { codecOf, recordFromXml } from '../../results/index.js';
+import type { RegcheckConfig } from '../../config/provider-config.js';
+import { UpstreamError } from '../upstream/upstream-error.js';
+import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+
+/**
+ * What the `regcheck` source keeps of one answer with data (the upstream cache's payload, and
+ * what the gateway's record file and `export --source regcheck` write as an import line):
+ * the operation asked, its key as an import line's `key` (key parameters by name, normalised), and
+ * the record the operation's codec read from the original's XML (`ResultCodec.fromXml`), which
+ * the local store holds and the JSON Lines import carries as is (docs/import-format.md).
+ */
+export interface RegcheckPayload {
+  readonly operation: string;
+  readonly key: Readonly<Record<string, string>>;
+  readonly record: unknown;
+}
+
+/** One upstream call's answer with data, for whoever records them (REGCHECK_RECORD_FILE). */
+export interface RegcheckFetched extends RegcheckPayload {
+  /** When the original answered (ISO 8601, UTC). */
+  readonly fetchedAt: string;
+}
+
+/** What the operator's side may plug into the provider (issue 24: balance gate, record file). */
+export interface RegcheckHooks {
+  /** A reason not to ask the original now (no balance left there), or undefined (LookupOptions.refuse). */
+  readonly refuse?: () => string | undefined;
+  /**
+   * Told once per upstream call that answered with data (never for cache hits, and once for
+   * concurrent requests that shared the call); must not throw.
+   */
+  readonly onFetched?: (fetched: RegcheckFetched) => void;
+}
+
+/** The namespaces of the original's answers (compat-notes "Namespaces and actions"). */
+const NAMESPACE: Readonly<Record<ServiceId, string>> = {
+  reg: SERVICES.reg.defaultNamespace,
+  bespoke: SERVICES.bespoke.defaultNamespace,
+};
+
+/** The service whose GET binding the original answers an operation on: reg.asmx where it has it. */
+export function serviceOf(op: OperationDeclaration): ServiceId {
+  return op.services.includes('reg') ? 'reg' : 'bespoke';
+}
+
+/**
+ * The original's answer texts that mean "no such vehicle" (compat-notes "Errors": "{Country}
+ * Lookup failed"), an unknown account and an empty one. ASMX sends each as HTTP 500, text/plain,
+ * the exception's message (and, from some hosts, its stack trace) as the body.
+ */
+const LOOKUP_FAILED = /lookup failed/i;
+const WRONG_USERNAME = /username is incorrect/i;
+const OUT_OF_CREDIT = /out of credit|credits? (have|has) (run out|expired)|no credits? (left|remaining)/i;
+
+/** The first bytes of an HTML page (a maintenance page, a proxy's error page). */
+const HTML = /^\s*(<!doctype html|<html)/i;
+
+/**
+ * The original Car Registration API over its HTTP GET binding (issue 24): `GET
+ * {base}/api/reg.asmx/{Op}?{params}&username=` (or `/api/bespokeapi.asmx/` for the operations only
+ * that service has), the only binding that carries every operation with the username alone. The
+ * username travels in the query string because that is the binding; the redactor keeps it out of
+ * every message. One attempt per lookup: the original charges per call, and a timeout may still
+ * have been charged, so nothing is retried.
+ */
+export class RegcheckClient {
+  constructor(
+    private readonly source: UpstreamSource,
+    private readonly config: RegcheckConfig,
+    private readonly clock: Clock,
+    private readonly hooks: RegcheckHooks = {},
+  ) {}
+
+  static create(context: UpstreamContext, config: RegcheckConfig, hooks: RegcheckHooks = {}): RegcheckClient {
+    const secrets = [config.username, encodeURIComponent(config.username)];
+    return new RegcheckClient(new UpstreamSource(config.settings, context, secrets), config, context.clock, hooks);
+  }
+
+  get name(): string {
+    return this.source.name;
+  }
+
+  /** The answer for a query: from the shared cache, or one call to the original. Never throws. */
+  lookup(query: LookupQuery): Promise<UpstreamAnswer> {
+    // The operation labels the upstream spend (calls and cache answers by operation).
+    return this.source.lookup(cacheKey(query), () => this.fetch(query), { operation: query.operation.name, ...(this.hooks.refuse ? { refuse: this.hooks.refuse } : {}) });
+  }
+
+  /** The GET binding's URL of a query: every parameter in the operation's order, username where it takes one. */
+  url(query: LookupQuery): string {
+    const op = query.operation;
+    const params = new URLSearchParams();
+    for (const p of op.parameters) params.append(p.name, p.role === 'username' ? this.config.username : query.values[p.name] ?? '');
+    return `${this.source.settings.baseUrl}${SERVICES[serviceOf(op)].path}/${op.name}?${params.toString()}`;
+  }
+
+  private async fetch(query: LookupQuery): Promise<FetchOutcome> {
+    const op = query.operation;
+    const response = await this.source.http.request({
+      method: 'GET',
+      url: this.url(query),
+      headers: { accept: 'text/xml' },
+      // Never twice for one request (issue 24), and the original's errors come as HTTP 500.
+      idempotent: false,
+      readServerErrors: true,
+      endpoint: serviceOf(op),
+    });
+    if (response.status >= 500) {
+      const body = response.text;
+      if (HTML.test(body)) throw new UpstreamError('server-error', `HTTP ${response.status} with an HTML page`, response.status);
+      if (WRONG_USERNAME.test(body)) throw new UpstreamError('auth', 'the original refused the username (REGCHECK_USERNAME)', response.status);
+      if (OUT_OF_CREDIT.test(body)) throw new UpstreamError('auth', 'the account at the original is out of credit', response.status);
+      if (LOOKUP_FAILED.test(body)) return { status: 'not-found' };
+      throw new UpstreamError('server-error', `HTTP ${response.status} (a fault of the original)`, response.status);
+    }
+    if (response.status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status}`, response.status);
+    if (HTML.test(response.text)) throw new UpstreamError('bad-response', 'HTTP 200 with an HTML page instead of XML', 200);
+    const record = readAnswer(op, response.text);
+    const payload: RegcheckPayload = { operation: op.name, key: keyObject(query), record };
+    if (this.hasData(op, record)) this.hooks.onFetched?.({ ...payload, fetchedAt: this.clock.now().toISOString() });
+    return { status: 'found', payload };
+  }
+
+  /** An answer with data (the pipeline charges it); one without (an empty list) is served free and not recorded. */
+  private hasData(op: OperationDeclaration, record: unknown): boolean {
+    const codec = codecOf(op.resultType);
+    return codec.isChargeable(codec.fromRecord(record, { operation: op, baseUrl: '' }));
+  }
+}
+
+/** The cache key of a query: the operation and every value sent upstream (filters too: CheckPrice's mileage). */
+export function cacheKey(query: LookupQuery): string {
+  const op = query.operation;
+  return [op.name, ...Catalogue.inputParameters(op).map((p) => query.values[p.name] ?? '')].map((v) => encodeURIComponent(v)).join('|');
+}
+
+/** An import line's `key`: the key parameters by name, normalised. */
+export function keyObject(query: LookupQuery): Record<string, string> {
+  const key: Record<string, string> = {};
+  for (const p of Catalogue.keyParameters(query.operation)) key[p.name] = query.values[p.name] ?? '';
+  return key;
+}
+
+/**
+ * The record of the original's XML answer to `op`: its root must be the result type's element in
+ * the service's namespace, and its content what the codec reads; a record with data must be one
+ * the import format accepts (so it can be recorded, exported and imported). Anything else is a
+ * `bad-response` (unavailable, free).
+ */
+export function readAnswer(op: OperationDeclaration, text: string): unknown {
+  const codec = codecOf(op.resultType);
+  let root: XmlElement;
+  let record: unknown;
+  try {
+    root = readXml(text);
+    if (root.local !== codec.xmlName || root.uri !== NAMESPACE[serviceOf(op)]) {
+      throw new UpstreamError('bad-response', `the answer is not a ${codec.xmlName} of ${SERVICES[serviceOf(op)].path}`, 200);
+    }
+    record = recordFromXml(op.resultType, root);
+  } catch (error) {
+    if (error instanceof UpstreamError) throw error;
+    if (error instanceof XmlReadError) throw new UpstreamError('bad-response', `unreadable ${codec.xmlName}: ${error.message}`, 200);
+    throw error;
+  }
+  if (codec.isChargeable(codec.fromRecord(record, { operation: op, baseUrl: '' }))) {
+    const problem = importProblem(op, record);
+    if (problem !== undefined) throw new UpstreamError('bad-response', `the ${codec.xmlName} cannot be kept: ${problem}`, 200);
+  }
+  return record;
+}
+
+/** Why the import format would refuse `record` for `op` (its codec's importPayload), or undefined. */
+function importProblem(op: OperationDeclaration, record: unknown): string | undefined {
+  const payload = codecOf(op.resultType).importPayload;
+  // An NCAP search answers a list; the import format carries its ratings one a line.
+  const items = op.dataset.kind === 'ncap' && Array.isArray(record) ? (record as unknown[]) : [record];
+  const type = payload.jsonType ?? 'object';
+  for (const item of items) {
+    const fits = type === 'array' ? Array.isArray(item) : type === 'string' ? typeof item === 'string' : typeof item === 'object' && item !== null && !Array.isArray(item);
+    if (!fits) return `"${payload.field}" must be a JSON ${type}`;
+    const problem = payload.validate(item);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}

@@ -1,0 +1,35 @@
+import type { Clock } from '../../shared/clock.js';
+import type { ProviderStatus } from './upstream-monitor.js';
+import type { ProviderSpend, UpstreamSpendRepository } from './upstream-spend.js';
+
+/** A provider as `GET /admin/api/providers` and the console's providers page show it. */
+export type ProviderView = ProviderStatus & {
+  /** Its calls and cache answers today and over 30 days, every instance summed (upstream_stats). */
+  readonly spend?: ProviderSpend;
+};
+
+/**
+ * The upstream providers for the operator: this instance's live state (breaker, latency, the
+ * balance at a paid upstream, as /readyz reports them) with the spend every instance has written
+ * to the store. A provider that is no longer configured but has spend in the last 30 days is
+ * listed as disabled with its spend.
+ */
+export class ProvidersView {
+  constructor(
+    private readonly status: () => Record<string, ProviderStatus>,
+    private readonly spend: Pick<UpstreamSpendRepository, 'spend'>,
+    private readonly clock: Clock,
+  ) {}
+
+  async view(): Promise<Record<string, ProviderView>> {
+    const status = this.status();
+    const spend = await this.spend.spend(this.clock.now());
+    const names = [...new Set([...Object.keys(status), ...Object.keys(spend)])].sort();
+    const out: Record<string, ProviderView> = {};
+    for (const name of names) {
+      const s = spend[name];
+      out[name] = { ...(status[name] ?? { enabled: false, status: 'disabled', reason: 'not configured' }), ...(s ? { spend: s } : {}) };
+    }
+    return out;
+  }
+}
