@@ -323,6 +323,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     // Try it answers in the GET binding's XML: the namespace of the first service that serves the operation.
     lookups: { catalogue: services.catalogue, pipeline: services.pipeline, namespaceOf: (op) => endpoints.find((e) => e.operations.includes(op))?.namespace ?? config.regNamespace },
     upstream: () => metrics.upstream.snapshot(),
+    topUp: config.consoleTopUp,
   });
 
   if (!options.storage) app.addHook('onClose', async () => storage.close());

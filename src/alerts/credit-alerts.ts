@@ -89,8 +89,14 @@ export class CreditAlerts {
     this.db = storage.db;
   }
 
+  /**
+   * The thresholds the account's debits are checked against: its own or the defaults, and always
+   * 0, so `credits.depleted` fires when the balance runs out whatever thresholds were set
+   * ("7, 3" too; issue 26 item 14).
+   */
   private thresholdsOf(accountId: number): readonly number[] {
-    return this.custom.get(accountId) ?? this.defaults;
+    const set = this.custom.get(accountId) ?? this.defaults;
+    return set.includes(0) ? set : [...set, 0];
   }
 
   /**
@@ -233,8 +239,8 @@ export class CreditAlerts {
       else await this.db.insertInto('credit_alert_cursor').values({ name: 'sweep', ledger_id: last }).onConflict((oc) => oc.column('name').doNothing()).execute();
       return 0;
     }
-    const highest = Math.max(...this.defaults, ...[...this.custom.values()].flat(), -1);
-    if (highest < 0) return 0;
+    // 0 is always armed (thresholdsOf), so every debit to 0 or below is looked at.
+    const highest = Math.max(...this.defaults, ...[...this.custom.values()].flat(), 0);
     const rows = await this.db
       .selectFrom('ledger')
       .select(['id', 'account_id', 'delta', 'balance_after', 'created_at'])

@@ -76,6 +76,8 @@ export interface Config extends CoreConfig {
   readonly anonymous: AnonymousConfig;
   /** Self-service sign-up (SIGNUP_*; docs/admin-api.md "Self-service sign-up"). */
   readonly signup: SignupConfig;
+  /** How a customer gets more credits (CONSOLE_TOPUP_URL): a link (http/https) or a sentence; unset, the console says "ask your operator". */
+  readonly consoleTopUp: string | undefined;
   /** How often each instance adds its lookup counts to the store's hourly rollup (the operator overview's rates). */
   readonly lookupStatsFlushSeconds: number;
   /** The largest JSON Lines file uploaded through the admin API or console, in bytes (IMPORT_MAX_BYTES). */
@@ -259,6 +261,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     http: readHttpLimits(env),
     anonymous: readAnonymousConfig(env),
     signup: readSignupConfig(env),
+    consoleTopUp: env.text('CONSOLE_TOPUP_URL'),
     lookupStatsFlushSeconds: env.int('LOOKUP_STATS_FLUSH_SECONDS', 10, { min: 1, max: 3600 }),
   };
 }

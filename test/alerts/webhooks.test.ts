@@ -278,6 +278,16 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
     await until('the recovered alert', () => receiver.requests.length === 1);
   });
 
+  it('fires credits.depleted at 0 whatever the thresholds: "7, 3" reaching 0 (issue 26 item 14)', async () => {
+    const kim = await accountWith('kim', 2);
+    await endpoint({ actor: 'account', accountId: kim.id });
+    await alerting.alerts.setThresholds(kim.id, [7, 3]);
+    expect(await lookup(kim.auth)).toBe(200); // 2 -> 1
+    expect(await lookup(kim.auth)).toBe(200); // 1 -> 0: depleted
+    await until('the depleted alert', () => receiver.requests.length === 1);
+    expect(payload(receiver.requests[0] as FakeRequest)).toMatchObject({ type: 'credits.depleted', data: { threshold: 0, balance: 0 } });
+  });
+
   it('uses an account’s own thresholds instead of the server default', async () => {
     const jo = await accountWith('jo', 10);
     await endpoint({ actor: 'account', accountId: jo.id });

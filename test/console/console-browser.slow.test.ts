@@ -73,6 +73,10 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in Chromium', () => {
     await page.getByLabel('Current password').fill(password ?? '');
     await page.getByLabel('New password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Change password' }).click();
+    // The change is confirmed, then the console goes on (issue 26 item 12).
+    expect(page.url()).toBe(`${base}/console/password?changed=1`);
+    await expect(page.getByRole('status').textContent()).resolves.toContain('Your password is changed.');
+    await page.getByRole('link', { name: 'Go on to the console' }).click();
     expect(page.url()).toBe(`${base}/console/admin`);
 
     // Create an account; its first key is shown once.

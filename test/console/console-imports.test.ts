@@ -90,7 +90,7 @@ describe('console imports', () => {
     const list = await get(t, '/console/admin/imports', root);
     expect(list.body).toContain('enctype="multipart/form-data"');
     expect(list.body).toMatch(/<a href="\/console\/admin\/imports\/\d+">#\d+<\/a><\/td><td>cars\.jsonl<\/td>/);
-    expect(list.body).toContain('<a href="/console/admin/imports">Imports</a>');
+    expect(list.body).toContain('<a href="/console/admin/imports" aria-current="page">Imports</a>');
     const audit = await t.services.audit.list({ action: 'import.start', limit: 1 });
     expect(audit[0]).toMatchObject({ actor: { kind: 'operator', name: 'root' }, after: { fileName: 'cars.jsonl', source: 'console' } });
   });
@@ -111,6 +111,13 @@ describe('console imports', () => {
     const body = await jobPage(String(res.headers.location));
     expect(body).toContain('Imported 1 record, skipped 1 invalid line.');
     expect(body).toMatch(/<td class="num">2<\/td><td>not valid JSON/);
+  });
+
+  it('a bad value of the "skip invalid lines" checkbox is refused naming the checkbox\'s label, not skipInvalid (issue 26 item 16)', async () => {
+    const res = await upload(root, form(root, `${line('AB123CD', 'Renault Clio')}\n`, [{ name: 'skipInvalid', value: 'maybe' }]));
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('Import the valid lines even if some lines are invalid');
+    expect(res.body).not.toContain('skipInvalid');
   });
 
   it('shows a viewer the imports without the form and refuses its upload; refuses customers, a missing CSRF token and a file sent before the token', async () => {

@@ -62,7 +62,7 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
     const page = await get(t, '/console/account/alerts', owner);
     expect(page.statusCode).toBe(200);
     expect(page.body).toContain('Thresholds: <strong>100, 20, 0</strong> <span class="muted">(the server default)</span>');
-    expect(page.body).toContain('<li><a href="/console/account/alerts">Alerts and webhooks</a></li>');
+    expect(page.body).toContain('<li><a href="/console/account/alerts" aria-current="page">Alerts and webhooks</a></li>');
 
     const saved = await post(t, '/console/account/alerts/thresholds', { thresholds: '500, 50, 0' }, owner);
     expect(saved.statusCode).toBe(303);
@@ -339,7 +339,7 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
     const root = await operatorSession('root');
     const page = await get(t, '/console/admin/test-plates?operation=CheckUSA', root);
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<li><a href="/console/admin/test-plates">Test plates</a></li>');
+    expect(page.body).toContain('<li><a href="/console/admin/test-plates" aria-current="page">Test plates</a></li>');
     expect(page.body).toContain('<label for="tp-RegistrationNumber">CheckUSA: RegistrationNumber</label>');
     expect(page.body).toContain('<label for="tp-State">CheckUSA: State</label>');
     expect(page.body).not.toContain('<option value="CheckEuroNCap"');
@@ -421,7 +421,7 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
     expect((await bearer()).statusCode).toBe(200);
 
     const list = await get(t, '/console/admin/tokens', root);
-    expect(list.body).toContain('<li><a href="/console/admin/tokens">API tokens</a></li>');
+    expect(list.body).toContain('<li><a href="/console/admin/tokens" aria-current="page">API tokens</a></li>');
     expect(list.body).toContain(`<code>${secret.slice(0, 12)}</code>`);
     expect(list.body).not.toContain(secret);
     const [token] = await t.services.users.tokens();

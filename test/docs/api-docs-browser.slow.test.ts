@@ -82,6 +82,22 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     await ctx.close();
   });
 
+  it('shows the 401 answer to a wrong API key instead of the browser’s own sign-in prompt, and sends again after it', async () => {
+    const { ctx, page } = await open('/openapi/lookup');
+    await page.getByLabel('Username').fill('acme');
+    await page.getByLabel('API key').fill('not-the-key');
+    const operation = page.locator('details#CheckFrance');
+    await operation.locator(':scope > summary').click();
+    await operation.getByLabel('RegistrationNumber').fill('EG258MA');
+    await operation.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => operation.locator('pre.answer').textContent()).toContain('401');
+    expect((await operation.locator('pre.answer').textContent()) ?? '').toContain('www-authenticate: Basic');
+    await page.getByLabel('API key').fill(key);
+    await operation.getByRole('button', { name: 'Send' }).click();
+    await expect.poll(() => operation.locator('pre.answer').textContent()).toContain('200 OK');
+    await ctx.close();
+  });
+
   it('shows the admin API’s operations by tag and sends a GET with the browser’s session, asking no credentials', async () => {
     const { ctx, page, problems } = await open('/admin/api/docs');
     await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup admin and account API' }).isVisible()).resolves.toBe(true);

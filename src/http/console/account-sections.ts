@@ -1,7 +1,9 @@
 import type { Account } from '../../accounts/account.js';
+import { fieldMessage, formMessage, invalidAttrs, typed, type FormError } from './form-errors.js';
 import { accountStatus } from '../../accounts/account.js';
 import type { ApiKeyInfo } from '../../accounts/api-key.repository.js';
 import type { FreeLedgerReason, LedgerRow, LedgerRowType, UsageRow } from '../../accounts/ledger-queries.js';
+import { DEMO_EXAMPLE_PATH } from '../../bootstrap/seed.js';
 import { html, type Html } from './html.js';
 import { csrfField, when, type Viewer } from './layout.js';
 import { usageChart } from './usage-chart.js';
@@ -17,6 +19,8 @@ export interface AccountView {
   readonly days: readonly string[];
   /** The filters the ledger was read with, echoed into the form and the links. */
   readonly filter: { readonly operation?: string | undefined; readonly type?: LedgerRowType | undefined; readonly charged?: boolean | undefined };
+  /** The operations the ledger can be filtered on (the catalogue's). */
+  readonly operations: readonly string[];
 }
 
 /** The links this page's forms post to, and where the API serves its CSV. */
@@ -42,9 +46,15 @@ export function figures(account: Account, usage: readonly UsageRow[]): Html {
 </div>`;
 }
 
+/** A lookup's key as a person reads it: the stored `7KDJ294|CA` is "7KDJ294 (CA)". */
+export function lookupKey(query: string | null): string {
+  const [first = '', ...rest] = (query ?? '').split('|');
+  return rest.length === 0 ? first : `${first} (${rest.join(', ')})`;
+}
+
 /** "A CheckFrance lookup of AB123CD over json", the start of a free row's explanation. */
 function lookup(row: LedgerRow): Html {
-  return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'}`;
+  return html`A <strong>${row.operation ?? ''}</strong> lookup of <code>${lookupKey(row.query)}</code> over ${row.interface ?? 'an unknown interface'}`;
 }
 
 /**
@@ -69,7 +79,7 @@ export function whyItCost(row: LedgerRow): Html {
   const credits = (n: number) => `${n} credit${n === 1 ? '' : 's'}`;
   switch (row.reason) {
     case 'charged':
-      return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${row.query ?? ''}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
+      return html`A successful <strong>${row.operation ?? ''}</strong> lookup of <code>${lookupKey(row.query)}</code> over ${row.interface ?? 'an unknown interface'} costs ${credits(-row.delta)}.`;
     case 'free test plate':
     case 'free: no result':
     case 'free: repeated request':
@@ -95,12 +105,14 @@ export function ledgerSection(view: AccountView, paths: AccountPaths): Html {
   const { filter } = view;
   const filters = { operation: filter.operation, type: filter.type, charged: filter.charged };
   const csv = `${paths.api}/ledger.csv${query(filters)}`;
+  // A link's operation the catalogue no longer has (a retired one) stays choosable.
+  const operations = filter.operation === undefined || view.operations.includes(filter.operation) ? [...view.operations].sort() : [filter.operation, ...[...view.operations].sort()];
   const option = (value: LedgerRowType | '', label: string) => html`<option value="${value}"${(filter.type ?? '') === value ? ' selected' : ''}>${label}</option>`;
   return html`<section aria-labelledby="ledger">
   <h2 id="ledger">Ledger</h2>
   <p class="muted">One row per lookup that found its answer (charged, or free with the reason) and per credit change. Lookups that find nothing or fail cost nothing and write no row.</p>
   <form method="get" action="${paths.page}" class="row" aria-label="Filter the ledger">
-    <div><label for="f-operation">Operation</label><input type="text" id="f-operation" name="operation" value="${filter.operation ?? ''}" maxlength="64"></div>
+    <div><label for="f-operation">Operation</label><select id="f-operation" name="operation"><option value="">all</option>${operations.map((name) => html`<option${name === filter.operation ? ' selected' : ''}>${name}</option>`)}</select></div>
     <div><label for="f-type">Rows</label><select id="f-type" name="type">
       ${filter.charged === false ? html`<option value="" selected>all but charged lookups</option>` : option('', 'all')}${option('charged', 'charged lookups')}${option('free', 'free lookups')}${option('lookups', 'all lookups')}${option('credits', 'credit changes')}
     </select></div>
@@ -125,7 +137,7 @@ function keyState(key: ApiKeyInfo): string {
   return 'live';
 }
 
-export function keysSection(view: AccountView, paths: AccountPaths, viewer: Viewer): Html {
+export function keysSection(view: AccountView, paths: AccountPaths, viewer: Viewer, error?: FormError): Html {
   const live = (k: ApiKeyInfo) => k.revokedAt === null;
   return html`<section aria-labelledby="keys">
   <h2 id="keys">API keys</h2>
@@ -145,8 +157,8 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
   </table></div>
   ${
     viewer.canWrite
-      ? html`<form method="post" action="${paths.page}/keys" class="row">${csrfField(viewer)}
-    <div><label for="key-name">New key name</label><input type="text" id="key-name" name="name" required maxlength="64" placeholder="e.g. production"></div>
+      ? html`<form method="post" action="${paths.page}/keys" class="row">${csrfField(viewer)}${formMessage(error, 'key', ['name'])}
+    <div><label for="key-name">New key name</label><input type="text" id="key-name" name="name" required placeholder="e.g. production" value="${typed(error, 'key', 'name')}"${invalidAttrs(error, 'key', 'name', 'key-name')}><span class="hint">at most 64 characters</span>${fieldMessage(error, 'key', 'name', 'key-name')}</div>
     <div><button type="submit">Create key</button></div></form>`
       : ''
   }
@@ -155,7 +167,7 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
 
 /** The one time a key's secret is shown: with a copy button and a ready curl example. */
 export function secretShown(title: string, username: string, apiKey: string, baseUrl: string, back: string): Html {
-  const curl = `curl -u '${username}:${apiKey}' ${baseUrl}/api/json.aspx/CheckFrance/EG258MA`;
+  const curl = `curl -u '${username}:${apiKey}' ${baseUrl}${DEMO_EXAMPLE_PATH}`;
   return html`<p>${title} Copy it now: <strong>it is shown only this once</strong> and stored only as a hash.</p>
 <p class="secret" id="secret" data-testid="secret">${apiKey}</p>
 <p><button type="button" data-copy="secret" hidden>Copy key</button></p>

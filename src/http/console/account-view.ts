@@ -21,6 +21,8 @@ export interface AccountViewDeps {
   readonly accounts: AccountService;
   readonly ledger: LedgerQueries;
   readonly clock: Clock;
+  /** The catalogue's operation names, the choices of the ledger's "Operation" filter. */
+  readonly operations: readonly string[];
 }
 
 /** What an account's page shows (the customer's own and the operator's): usage, a ledger page, keys. */
@@ -40,7 +42,7 @@ export async function accountView(deps: AccountViewDeps, account: Account, query
     deps.accounts.listKeys(account.username),
   ]);
   const last = rows.at(-1);
-  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, days, filter };
+  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, days, filter, operations: deps.operations };
 }
 
 /** The notices an operator's account page shows after a change (`?done=`). */
@@ -53,5 +55,15 @@ export const DONE_MESSAGES: Readonly<Record<string, string>> = {
   revoked: 'The key is revoked.',
 };
 
-/** Back to the operator's page of the account, with the notice of what was done. */
-export const backToAccount = (reply: FastifyReply, username: string, done: keyof typeof DONE_MESSAGES): FastifyReply => reply.redirect(`${accountPaths(username).page}?done=${done}`, 303);
+/** Back to the operator's page of the account, with the notice of what was done (and how many credits). */
+export const backToAccount = (reply: FastifyReply, username: string, done: keyof typeof DONE_MESSAGES, amount?: number): FastifyReply =>
+  reply.redirect(`${accountPaths(username).page}?done=${done}${amount === undefined ? '' : `&amount=${amount}`}`, 303);
+
+/** The notice of what was done, saying what happened: "Granted 1,000 credits to acme: balance 1,250." */
+export function doneNotice(done: string, account: Account, amount: number | undefined): string | undefined {
+  const n = (value: number) => value.toLocaleString('en');
+  if ((done === 'granted' || done === 'removed') && amount !== undefined) {
+    return `${done === 'granted' ? 'Granted' : 'Removed'} ${n(amount)} credit${amount === 1 ? '' : 's'} ${done === 'granted' ? 'to' : 'from'} ${account.username}: balance ${n(account.credits)}.`;
+  }
+  return DONE_MESSAGES[done];
+}

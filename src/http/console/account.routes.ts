@@ -5,6 +5,7 @@ import type { Principal } from '../auth/api-auth.js';
 import { object, str } from '../api/api-schemas.js';
 import { accountView, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
 import type { ConsolePageOptions } from './console-context.js';
+import type { Html } from './html.js';
 import { customerPage } from './customer-pages.js';
 import { welcomeNotice } from './signup-pages.js';
 
@@ -15,7 +16,7 @@ export async function ownAccount(deps: Pick<AccountViewDeps, 'accounts'>, princi
 }
 
 /** The customer's own account page, under `/console/account`: balance, usage, ledger and keys. */
-export const accountPages: FastifyPluginAsync<ConsolePageOptions & AccountViewDeps> = (app, options) => {
+export const accountPages: FastifyPluginAsync<ConsolePageOptions & AccountViewDeps & { readonly credit: (account: Account) => Promise<Html | undefined> }> = (app, options) => {
   const { ctx } = options;
   app.get<{ Querystring: LedgerQs & { welcome?: string } }>(
     '',
@@ -24,7 +25,7 @@ export const accountPages: FastifyPluginAsync<ConsolePageOptions & AccountViewDe
       const { principal, viewer } = await ctx.signIn(request, 'customer');
       const { welcome, ...query } = request.query;
       const account = await ownAccount(options, principal);
-      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, customerPage(viewer, await accountView(options, account, query), welcome === undefined ? undefined : welcomeNotice(account)));
+      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, customerPage(viewer, await accountView(options, account, query), welcome === undefined ? undefined : welcomeNotice(account), undefined, await options.credit(account)));
     },
   );
   return Promise.resolve();

@@ -1,17 +1,33 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type { Viewer } from './layout.js';
+import type { Account } from '../../accounts/account.js';
+import { formErrorOf, type FormError } from './form-errors.js';
 import { MAX_RATE_PER_DAY, MAX_RATE_PER_SECOND } from '../../accounts/account.service.js';
 import type { AuditLog } from '../../audit/audit-log.js';
 import type { UserService } from '../../users/user.service.js';
 import { actorOf, requireWrite } from '../auth/api-auth.js';
 import { accountCreateBody, int, object, str, usernameParams } from '../api/api-schemas.js';
 import { secretShown } from './account-sections.js';
-import { accountView, backToAccount, DONE_MESSAGES, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
+import { accountView, backToAccount, doneNotice, ledgerQs, type AccountViewDeps, type LedgerQs } from './account-view.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { accountCreatedPage, accountPaths, accountsPage, operatorAccountPage } from './operator-pages.js';
 
 export interface AccountsPagesOptions extends ConsolePageOptions, AccountViewDeps {
   readonly users: UserService;
   readonly audit: AuditLog;
+}
+
+/** What the operator's page of an account is read from. */
+export interface OperatorAccountDeps extends AccountViewDeps {
+  readonly users: Pick<UserService, 'list'>;
+  readonly audit: Pick<AuditLog, 'list'>;
+}
+
+/** The operator's page of an account, with a notice or a form shown again with its error. */
+export async function operatorAccountHtml(deps: OperatorAccountDeps, viewer: Viewer, username: string, query: LedgerQs, extra: { notice?: ((account: Account) => string | undefined) | undefined; error?: FormError | undefined } = {}): Promise<string> {
+  const account = await deps.accounts.show(username);
+  const [view, users, audit] = await Promise.all([accountView(deps, account, query), deps.users.list(account.id), deps.audit.list({ targetKind: 'account', target: account.username, limit: 20 })]);
+  return operatorAccountPage(viewer, { ...view, users, audit, error: extra.error, notice: extra.notice?.(account) });
 }
 
 /** Page size and paging of the account list. */
@@ -26,36 +42,43 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
   const { ctx } = options;
   const service = (...args: Parameters<typeof actorOf>) => options.accounts.withActor(actorOf(...args));
 
-  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery } }, async (request, reply) => {
-    const { viewer } = await ctx.signIn(request, 'operator');
-    const { search = '', offset = 0 } = request.query;
+  const listHtml = async (viewer: Viewer, query: { search?: string; offset?: number }, error?: FormError) => {
+    const { search = '', offset = 0 } = query;
     const limit = 50;
     const { accounts, total } = await options.accounts.list({ search, limit, offset });
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, accountsPage(viewer, { accounts, total, search, offset, limit }));
+    return accountsPage(viewer, { accounts, total, search, offset, limit, error });
+  };
+  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery } }, async (request, reply) => {
+    const { viewer } = await ctx.signIn(request, 'operator');
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await listHtml(viewer, request.query));
   });
 
-  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.formOf(accountCreateBody) } }, async (request, reply) => {
+  // A refused value shows the list again with the form, its values and the message by the field.
+  app.post<{ Body: { username: string; credits?: number } }>('', { schema: { body: ctx.formOf(accountCreateBody) }, attachValidation: true }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
-    const { account, apiKey } = await service(principal, request).create(request.body.username, request.body.credits ?? 0);
+    let created;
+    try {
+      if (request.validationError) throw request.validationError;
+      created = await service(principal, request).create(request.body.username, request.body.credits ?? 0);
+    } catch (thrown) {
+      const error = formErrorOf('create', request.body, request.validationError as FastifyError | undefined, thrown);
+      if (!error) throw thrown;
+      return ctx.render(reply, await listHtml(viewer, {}, error), 400);
+    }
+    const { account, apiKey } = created;
     const back = accountPaths(account.username).page;
     return ctx.render(reply, accountCreatedPage(viewer, secretShown(`Account ${account.username} is created with ${account.credits} credits and its first API key.`, account.username, apiKey, ctx.baseUrl(request), back)), 201);
   });
 
-  app.get<{ Params: { username: string }; Querystring: LedgerQs & { done?: string } }>(
+  app.get<{ Params: { username: string }; Querystring: LedgerQs & { done?: string; amount?: number } }>(
     '/:username',
-    { schema: { params: usernameParams, querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), done: str(32) }) } },
+    { schema: { params: usernameParams, querystring: object({ ...(ledgerQs.properties as Record<string, Record<string, unknown>>), done: str(32), amount: int(1, Number.MAX_SAFE_INTEGER) }) } },
     async (request, reply) => {
       const { viewer } = await ctx.signIn(request, 'operator');
-      const account = await options.accounts.show(request.params.username);
-      const { done, ...query } = request.query;
-      const [view, users, audit] = await Promise.all([
-        accountView(options, account, query),
-        options.users.list(account.id),
-        options.audit.list({ targetKind: 'account', target: account.username, limit: 20 }),
-      ]);
-      const notice = done === undefined ? undefined : DONE_MESSAGES[done];
-      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, operatorAccountPage(viewer, { ...view, users, audit, notice }));
+      const { done, amount, ...query } = request.query;
+      const notice = done === undefined ? undefined : (account: Account) => doneNotice(done, account, amount);
+      return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await operatorAccountHtml(options, viewer, request.params.username, query, { notice }));
     },
   );
 

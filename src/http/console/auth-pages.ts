@@ -20,10 +20,11 @@ export function loginPage(options: { formToken: string; error?: string; notice?:
   );
 }
 
-export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean }): string {
+export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean; changed?: boolean }): string {
+  const home = viewer.user.accountId === null ? '/console/admin' : '/console/account';
   return page(
     'Change your password',
-    html`${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
+    html`${options.changed ? html`${message('notice', 'Your password is changed. Your other sessions have ended; this one goes on.')}<p><a href="${home}">Go on to the console</a></p>` : ''}${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
 <form method="post" action="/console/password" class="panel">${csrfField(viewer)}
   <label for="current">Current password</label>
   <input type="password" id="current" name="currentPassword" autocomplete="current-password" required maxlength="256">
@@ -53,4 +54,10 @@ export function invitePage(options: { formToken: string; error?: string; token?:
 export function errorPage(status: number, text: HtmlValue, viewer?: Viewer): string {
   const title = status === 403 ? 'Not allowed' : status === 404 ? 'Not found' : status === 429 ? 'Too many requests' : status >= 500 ? 'Something went wrong' : 'Cannot do that';
   return page(title, html`${message('error', text)}<p><a href="/console">Back to the console</a></p>`, viewer);
+}
+
+/** An unknown console address: the console's own page, with where to go from here. */
+export function notFoundPage(path: string, viewer?: Viewer): string {
+  const home = viewer === undefined ? html`<a href="/console/login">Log in to the console</a>` : html`<a href="${viewer.user.accountId === null ? '/console/admin' : '/console/account'}">Back to the console</a>`;
+  return page('Page not found', html`${message('error', html`There is no console page at <code>${path}</code>.`)}<p>${home}</p>`, viewer);
 }

@@ -21,6 +21,7 @@ function asset(file: string, type: string): Asset {
 export const ASSETS = {
   css: asset('console.css', 'text/css; charset=utf-8'),
   js: asset('console.js', 'text/javascript; charset=utf-8'),
+  icon: asset('favicon.svg', 'image/svg+xml'),
 } as const;
 
 /** The service's version, as package.json says (shown on the front page). */

@@ -10,7 +10,8 @@ import type { AuditLog } from '../../audit/audit-log.js';
 import type { ImportJobs } from '../../datasets/import/import-jobs.js';
 import type { Clock } from '../../shared/clock.js';
 import { baseUrlOf } from '../base-url.js';
-import { errorPage } from './auth-pages.js';
+import { originForm } from '../request-target.js';
+import { errorPage, notFoundPage } from './auth-pages.js';
 import { frontPageRoutes } from '../site/front-page.routes.js';
 import type { ServiceLink } from '../site/front-page.js';
 import { CSRF_FIELD, type Viewer } from './layout.js';
@@ -25,14 +26,16 @@ import type { LookupStatsRepository } from '../../ops/lookup-stats.repository.js
 import type { ProviderStatus } from '../../providers/upstream/upstream-monitor.js';
 import type { ProvidersView } from '../../providers/upstream/providers-view.js';
 import { ownAccount, accountPages } from './account.routes.js';
-import { accountsPages } from './accounts.routes.js';
+import { accountsPages, operatorAccountHtml } from './accounts.routes.js';
 import { alertPages, type AlertPagesOptions } from './alerts.routes.js';
 import { assetRoutes } from './assets.routes.js';
-import { ASSETS_PREFIX } from './console-assets.js';
+import { ASSETS, ASSETS_PREFIX } from './console-assets.js';
 import type { Audience, ConsoleContext } from './console-context.js';
 import { auditPages } from './audit.routes.js';
 import { creditPages } from './credits.routes.js';
-import { CUSTOMER_PATHS } from './customer-pages.js';
+import { CUSTOMER_PATHS, customerPage, lowCreditNotice } from './customer-pages.js';
+import type { Account } from '../../accounts/account.js';
+import { accountView } from './account-view.js';
 import { IMPORTS_PATH } from './import-pages.js';
 import { importPages } from './imports.routes.js';
 import { invitePages } from './invites.routes.js';
@@ -79,10 +82,15 @@ export interface ConsoleOptions {
   readonly lookupStats: LookupStatsRepository;
   /** Import jobs, for the Imports pages (src/http/console/imports.routes.ts). */
   readonly imports: ImportJobs;
+  /** CONSOLE_TOPUP_URL: how a customer gets more credits (a link or a sentence). */
+  readonly topUp?: string | undefined;
 }
 
 /** Forms post at most this much (the largest form is a few hundred bytes). */
 const FORM_BODY_LIMIT = 16 * 1024;
+
+/** The request's path without its query. */
+const pathOf = (request: FastifyRequest): string => originForm(request.url).split('?', 1)[0] ?? '';
 const EMPTY_MEANS_DEFAULT = new Set(['perSecond', 'perDay']);
 
 type Form = Record<string, string>;
@@ -146,13 +154,45 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     securePage(request, reply, { cache: request.url === '/' ? 'public' : 'private' });
     done(null, payload);
   });
-  app.setErrorHandler((error: FastifyError, request, reply) => {
+  /**
+   * Who is looking at an error or a missing page: the signed-in viewer, else the session's user
+   * (a customer refused an operator page is still logged in, and the header says so).
+   */
+  async function viewerOf(request: FastifyRequest): Promise<Viewer | undefined> {
+    const known = viewers.get(request)?.viewer;
+    if (known) return known;
+    const sessionId = readCookie(request, SESSION_COOKIE);
+    if (sessionId === undefined) return undefined;
+    try {
+      const session = await options.users.session(sessionId);
+      if (!session) return undefined;
+      const { user } = session;
+      return { user, csrf: session.csrfToken, canWrite: !user.mustChangePassword && (user.role === 'admin' || user.role === 'owner'), here: pathOf(request) };
+    } catch (err) {
+      // The page still answers without the header (the store being down is what failed).
+      request.log.warn({ err }, 'console: session of an error page not read');
+      return undefined;
+    }
+  }
+  app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const { status, text } = describeError(error);
     if (status === 500) request.log.error({ err: error }, 'console request failed');
     if (status === 401 && request.method === 'GET') return reply.redirect('/console/login', 303);
     if (error instanceof ApiError && error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
-    return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, status === 500 ? `Internal error; quote request id ${request.id} to the operator.` : text, viewers.get(request)?.viewer));
+    const viewer = status === 401 ? undefined : await viewerOf(request);
+    return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, status === 500 ? `Internal error; quote request id ${request.id} to the operator.` : text, viewer));
   });
+  // An unknown console URL: a console page with the layout and navigation (issue 26 item 9).
+  await app.register(
+    (scope, _opts, done) => {
+      scope.setNotFoundHandler(async (request, reply) => {
+        const viewer = await viewerOf(request);
+        return reply.code(404).type('text/html; charset=utf-8').send(notFoundPage(originForm(request.url).split('?', 1)[0] ?? '', viewer));
+      });
+      done();
+    },
+    { prefix: '/console' },
+  );
 
   /**
    * The session's user, through the API's own authenticate(): the same session lookup, role and
@@ -172,7 +212,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     const principal = await authenticate(request, options.users, audience);
     const session = await options.users.session(sessionId);
     if (!session) throw new ApiError(401, 'unauthorized', 'Log in first.');
-    const signedIn = { principal, viewer: { user: principal.user, csrf: session.csrfToken, canWrite: principal.canWrite } };
+    const signedIn = { principal, viewer: { user: principal.user, csrf: session.csrfToken, canWrite: principal.canWrite, here: pathOf(request) } };
     viewers.set(request, signedIn);
     return signedIn;
   }
@@ -180,12 +220,17 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const render = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
   const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
   const ctx: ConsoleContext = { signIn, render, passwordFirst, form, formOf, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
-  const views = { accounts: options.accounts, ledger, clock: options.clock };
+  const views = { accounts: options.accounts, ledger, clock: options.clock, operations: options.lookups.catalogue.operations.map((o) => o.name) };
   const OPERATOR_ACCOUNT = '/console/admin/accounts/:username';
+
+  // A customer's low or empty balance, with the way to more credits (issue 26 item 4).
+  const creditState = async (account: Account) => lowCreditNotice(account.credits, (await options.alerting.alerts.thresholds(account.id)).thresholds, options.topUp);
 
   // ---- public: front page, assets, login, invite, sign-up ----
   await app.register(frontPageRoutes, { ctx, services: options.services, signup: options.signup });
   await app.register(assetRoutes, { prefix: ASSETS_PREFIX });
+  // Browsers ask for /favicon.ico on pages without an icon link (the OpenAPI pages): the console's icon, not a 404 in the log.
+  app.get('/favicon.ico', (_request, reply) => reply.redirect(ASSETS.icon.path, 301));
   await app.register(sessionPages, { ctx, users: options.users, throttles: options.throttles, signup: options.signup, prefix: '/console' });
   await app.register(invitePages, { ctx, users: options.users, accepts: true, prefix: '/console/invite' });
   // The admin API's invite links point at /account/invite#TOKEN; the page posts to /console/invite.
@@ -193,14 +238,15 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(signupPages, { ctx, users: options.users, signup: options.signup, prefix: SIGNUP_PATH });
 
   // ---- customers ----
-  await app.register(accountPages, { ctx, ...views, prefix: CUSTOMER_PATHS.page });
-  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, prefix: TRY_IT_PATH });
+  await app.register(accountPages, { ctx, ...views, credit: creditState, prefix: CUSTOMER_PATHS.page });
+  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, credit: creditState, prefix: TRY_IT_PATH });
   await app.register(keyPages, {
     ctx,
     accounts: options.accounts,
     audience: 'customer',
     account: async (principal) => (await ownAccount(options, principal)).username,
     back: () => CUSTOMER_PATHS.page,
+    formPage: async (viewer, username, error) => customerPage(viewer, await accountView(views, await options.accounts.show(username), {}), undefined, error),
     prefix: `${CUSTOMER_PATHS.page}/keys`,
   });
   await app.register(alertPages, { ctx, alerting: options.alerting, accounts: options.accounts, scope: 'own-account', prefix: CUSTOMER_PATHS.page });
@@ -209,7 +255,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(overviewPages, { ctx, accounts: options.accounts, usage: options.allAccountsUsage, lookupStats: options.lookupStats, upstream: options.upstream, clock: options.clock, prefix: '/console/admin' });
   await app.register(providerPages, { ctx, providers: options.providers, prefix: '/console/admin/providers' });
   await app.register(accountsPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: '/console/admin/accounts' });
-  await app.register(creditPages, { ctx, accounts: options.accounts, prefix: `${OPERATOR_ACCOUNT}/credits` });
+  await app.register(creditPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: `${OPERATOR_ACCOUNT}/credits` });
   await app.register(userPages, { ctx, users: options.users, prefix: `${OPERATOR_ACCOUNT}/users` });
   await app.register(keyPages, {
     ctx,
@@ -217,6 +263,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     audience: 'operator',
     account: (_principal, request) => Promise.resolve((request.params as { username: string }).username),
     back: (username) => accountPaths(username).page,
+    formPage: (viewer, username, error) => operatorAccountHtml({ ...views, users: options.users, audit: options.audit }, viewer, username, {}, { error }),
     prefix: `${OPERATOR_ACCOUNT}/keys`,
   });
   await app.register(alertPages, { ctx, alerting: options.alerting, accounts: options.accounts, scope: 'any-account', prefix: OPERATOR_ACCOUNT });

@@ -26,7 +26,7 @@ function readFields(fields: Readonly<Record<string, string>>, fileName: string):
   const source = fields.source === undefined || fields.source === '' ? DEFAULT_SOURCE : fields.source;
   if (source.length > 64 || !SOURCE_RULE.test(source)) throw new ApiError(400, 'invalid-request', 'The source name may hold 1 to 64 letters, digits and . _ - only.', 'source');
   const skip = fields.skipInvalid;
-  if (skip !== undefined && skip !== 'true' && skip !== 'false') throw new ApiError(400, 'invalid-request', 'The field “skipInvalid” must be true or false.', 'skipInvalid');
+  if (skip !== undefined && skip !== 'true' && skip !== 'false') throw new ApiError(400, 'invalid-request', 'The checkbox “Import the valid lines even if some lines are invalid” must be ticked or left empty.', 'skipInvalid');
   // Browsers send the base name; a few older ones the whole path.
   const base = fileName.split(/[\\/]/).pop()?.trim() ?? '';
   return { source, skipInvalid: skip === 'true', fileName: base === '' ? DEFAULT_FILE_NAME : base.slice(0, 255) };

@@ -1,11 +1,12 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { formErrorOf, type FormError } from './form-errors.js';
 import type { AccountService } from '../../accounts/account.service.js';
 import { actorOf, requireWrite, type Principal } from '../auth/api-auth.js';
 import { int, keyCreateBody, object, USERNAME, usernameParams } from '../api/api-schemas.js';
 import { secretShown } from './account-sections.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { html } from './html.js';
-import { page } from './layout.js';
+import { page, type Viewer } from './layout.js';
 
 export interface KeyPagesOptions extends ConsolePageOptions {
   readonly accounts: AccountService;
@@ -14,6 +15,8 @@ export interface KeyPagesOptions extends ConsolePageOptions {
   readonly account: (principal: Principal, request: FastifyRequest) => Promise<string>;
   /** The account's page, where the forms are and the pages link back to. */
   readonly back: (username: string) => string;
+  /** The account's page with the key form shown again with its error (issue 26 item 3). */
+  readonly formPage: (viewer: Viewer, username: string, error: FormError) => Promise<string>;
 }
 
 const ID = int(1, 2 ** 31 - 1);
@@ -29,11 +32,20 @@ export const keyPages: FastifyPluginAsync<KeyPagesOptions> = (app, options) => {
   const params = audience === 'operator' ? object({ username: USERNAME, id: ID }, ['username', 'id']) : object({ id: ID }, ['id']);
   const service = (principal: Principal, request: FastifyRequest) => options.accounts.withActor(actorOf(principal, request));
 
-  app.post<{ Body: { name: string } }>('', { schema: { ...accountParams, body: ctx.formOf(keyCreateBody) } }, async (request, reply) => {
+  app.post<{ Body: { name: string } }>('', { schema: { ...accountParams, body: ctx.formOf(keyCreateBody) }, attachValidation: true }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, audience);
     requireWrite(principal);
     const username = await options.account(principal, request);
-    const { key, apiKey } = await service(principal, request).createKey(username, request.body.name);
+    let created;
+    try {
+      if (request.validationError) throw request.validationError;
+      created = await service(principal, request).createKey(username, request.body.name);
+    } catch (thrown) {
+      const error = formErrorOf('key', request.body, request.validationError as FastifyError | undefined, thrown);
+      if (!error) throw thrown;
+      return ctx.render(reply, await options.formPage(viewer, username, error), 400);
+    }
+    const { key, apiKey } = created;
     return ctx.render(reply, page(`Key ${key.name} created`, secretShown(`The new key ${key.name} works now.`, username, apiKey, ctx.baseUrl(request), options.back(username)), viewer), 201);
   });
   app.post<{ Params: { id: number } }>('/:id/roll', { schema: { params, body: ctx.form({}) } }, async (request, reply) => {

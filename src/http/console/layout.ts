@@ -7,6 +7,8 @@ export interface Viewer {
   readonly user: User;
   readonly csrf: string;
   readonly canWrite: boolean;
+  /** The path of the page asked for, so the navigation marks where the user is (aria-current). */
+  readonly here?: string | undefined;
 }
 
 /** The hidden field every console form carries (the session's CSRF token). */
@@ -32,7 +34,10 @@ function navigation(viewer: Viewer): Html {
           ['/console/account/alerts', 'Alerts and webhooks'],
           ['/console/account/try', 'Try it'],
         ];
-  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}">${label}</a></li>`)}</ul></nav>
+  // The current section is the link with the longest path the page's path starts with.
+  const here = viewer.here ?? '';
+  const current = links.map(([href]) => href).filter((href) => here === href || here.startsWith(`${href}/`)).sort((a, b) => b.length - a.length)[0];
+  return html`<nav aria-label="Console"><ul>${links.map(([href, label]) => html`<li><a href="${href}"${href === current ? html` aria-current="page"` : ''}>${label}</a></li>`)}</ul></nav>
   <form method="post" action="/console/logout">${csrfField(viewer)}<span class="muted-on-dark">${viewer.user.name} (${viewer.user.role}${viewer.user.account === null ? '' : html`, ${viewer.user.account}`})</span> <button type="submit" class="secondary">Log out</button><button type="submit" class="secondary" formaction="/console/logout-everywhere">Log out everywhere</button></form>`;
 }
 
@@ -44,7 +49,7 @@ export function page(title: string, body: HtmlValue, viewer?: Viewer): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · vehicle-lookup</title>
-<link rel="icon" href="data:,">
+<link rel="icon" type="image/svg+xml" href="${ASSETS.icon.path}">
 <link rel="stylesheet" href="${ASSETS.css.path}">
 <script src="${ASSETS.js.path}" defer></script>
 </head>
@@ -53,6 +58,7 @@ export function page(title: string, body: HtmlValue, viewer?: Viewer): string {
 <header class="top"><a class="brand" href="/">vehicle-lookup</a>${viewer ? navigation(viewer) : html`<nav aria-label="Site"><ul><li><a href="/console/login">Console login</a></li></ul></nav>`}</header>
 <main id="main">
 <h1>${title}</h1>
+${viewer?.user.role === 'viewer' ? html`<p class="notice" role="note" data-testid="read-only">Your role (viewer) reads only: these pages show what there is, and an admin makes the changes.</p>` : ''}
 ${body}
 </main>
 </body>

@@ -4,6 +4,7 @@ import type { AuditFilter, AuditRow } from '../../audit/audit-log.js';
 import { figures, keysSection, ledgerSection, statusBadge, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
+import { fieldMessage, formMessage, invalidAttrs, typed, type FormError } from './form-errors.js';
 
 /** Accounts with balance, status and creation time (the accounts list, and those close to zero on the overview). */
 export function accountsTable(accounts: readonly Account[]): Html {
@@ -13,7 +14,8 @@ export function accountsTable(accounts: readonly Account[]): Html {
 </table></div>`;
 }
 
-export function accountsPage(viewer: Viewer, input: { accounts: readonly Account[]; total: number; search: string; offset: number; limit: number }): string {
+export function accountsPage(viewer: Viewer, input: { accounts: readonly Account[]; total: number; search: string; offset: number; limit: number; error?: FormError | undefined }): string {
+  const { error } = input;
   const { offset, limit, search } = input;
   const link = (o: number) => `/console/admin/accounts?${new URLSearchParams({ ...(search ? { search } : {}), offset: String(o) }).toString()}`;
   return page(
@@ -28,9 +30,9 @@ ${accountsTable(input.accounts)}
 ${
   viewer.canWrite
     ? html`<section class="panel" aria-labelledby="create"><h2 id="create">Create an account</h2>
-<form method="post" action="/console/admin/accounts" class="row">${csrfField(viewer)}
-  <div><label for="new-username">User name</label><input type="text" id="new-username" name="username" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
-  <div><label for="new-credits">Starting credits</label><input type="number" id="new-credits" name="credits" min="0" value="0"></div>
+<form method="post" action="/console/admin/accounts" class="row">${csrfField(viewer)}${formMessage(error, 'create', ['username', 'credits'])}
+  <div><label for="new-username">User name</label><input type="text" id="new-username" name="username" required value="${typed(error, 'create', 'username')}"${invalidAttrs(error, 'create', 'username', 'new-username')}><span class="hint">letters, digits and . _ @ -; at most 64 characters</span>${fieldMessage(error, 'create', 'username', 'new-username')}</div>
+  <div><label for="new-credits">Starting credits</label><input type="number" id="new-credits" name="credits" min="0" value="${typed(error, 'create', 'credits', '0')}"${invalidAttrs(error, 'create', 'credits', 'new-credits')}>${fieldMessage(error, 'create', 'credits', 'new-credits')}</div>
   <div><button type="submit">Create account</button></div>
 </form></section>`
     : ''
@@ -43,6 +45,8 @@ export interface OperatorAccountInput extends AccountView {
   readonly users: readonly User[];
   readonly audit: readonly AuditRow[];
   readonly notice?: Html | string | undefined;
+  /** A credits or key form that came back with an error, shown again with its values. */
+  readonly error?: FormError | undefined;
 }
 
 export function accountPaths(username: string): AccountPaths {
@@ -59,6 +63,8 @@ export function operatorAccountPage(viewer: Viewer, input: OperatorAccountInput)
   const { account } = input;
   const paths = accountPaths(account.username);
   const writable = viewer.canWrite && account.closedAt === null;
+  const { error } = input;
+  const opt = (value: string) => html`<option value="${value}"${typed(error, 'credits', 'operation') === value ? ' selected' : ''}>${value}</option>`;
   return page(
     `Account ${account.username}`,
     html`${input.notice ? message('notice', input.notice) : ''}
@@ -66,18 +72,18 @@ ${figures(account, input.usage)}
 ${
   writable
     ? html`<section class="panel" aria-labelledby="credits"><h2 id="credits">Credits</h2>
-<form method="post" action="${paths.page}/credits" class="row">${csrfField(viewer)}
-  <div><label for="c-operation">Change</label><select id="c-operation" name="operation"><option value="grant">grant</option><option value="remove">remove</option></select></div>
-  <div><label for="c-amount">Amount (credits)</label><input type="number" id="c-amount" name="amount" min="1" required></div>
-  <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" maxlength="100"></div>
-  <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" maxlength="500"></div>
+<form method="post" action="${paths.page}/credits" class="row">${csrfField(viewer)}${formMessage(error, 'credits', ['amount', 'reference', 'note'])}
+  <div><label for="c-operation">Change</label><select id="c-operation" name="operation">${opt('grant')}${opt('remove')}</select></div>
+  <div><label for="c-amount">Amount (credits)</label><input type="number" id="c-amount" name="amount" min="1" required value="${typed(error, 'credits', 'amount')}"${invalidAttrs(error, 'credits', 'amount', 'c-amount')}>${fieldMessage(error, 'credits', 'amount', 'c-amount')}</div>
+  <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" value="${typed(error, 'credits', 'reference')}"${invalidAttrs(error, 'credits', 'reference', 'c-reference')}>${fieldMessage(error, 'credits', 'reference', 'c-reference')}</div>
+  <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" value="${typed(error, 'credits', 'note')}"${invalidAttrs(error, 'credits', 'note', 'c-note')}>${fieldMessage(error, 'credits', 'note', 'c-note')}</div>
   <div><button type="submit">Apply</button></div>
 </form></section>`
     : ''
 }
 ${usageSection(input)}
 ${ledgerSection(input, paths)}
-${keysSection(input, paths, { ...viewer, canWrite: writable })}
+${keysSection(input, paths, { ...viewer, canWrite: writable }, error)}
 <section aria-labelledby="settings"><h2 id="settings">Limits and flags</h2>
 <ul><li>API key required on the XML bindings: <strong>${account.requireApiKey ? 'yes' : 'no'}</strong></li>
 <li>Rate limit per second: <strong>${limitText(account.rateLimits.perSecond)}</strong>; per day: <strong>${limitText(account.rateLimits.perDay)}</strong></li>

@@ -80,11 +80,11 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
     return reply.redirect('/console/login?ended=1', 303);
   });
 
-  app.get('/password', async (request, reply) => {
+  app.get<{ Querystring: { changed?: string } }>('/password', { schema: { querystring: object({ changed: str(1) }) } }, async (request, reply) => {
     const found = await sessionOf(request);
     if (!found) return reply.redirect('/console/login', 303);
     const { viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
-    return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword }));
+    return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, changed: request.query.changed !== undefined && !viewer.user.mustChangePassword }));
   });
 
   app.post<{ Body: { currentPassword: string; newPassword: string } }>(
@@ -100,7 +100,8 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
         if (error instanceof UserError) return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error: error.message }), 400);
         throw error;
       }
-      return reply.redirect('/console', 303);
+      // Said, not only done (issue 26 item 12): the page confirms it and leads on to the console.
+      return reply.redirect('/console/password?changed=1', 303);
     },
   );
   return Promise.resolve();

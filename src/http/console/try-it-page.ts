@@ -26,6 +26,10 @@ export interface TryItInput {
   /** The values typed, by parameter name (shown again after a run). */
   readonly values: Readonly<Record<string, string | undefined>>;
   readonly outcome?: TryItOutcome;
+  /** The operation was switched on a run without choosing it first: nothing ran (issue 26 item 6). */
+  readonly switched?: boolean | undefined;
+  /** An empty or low balance's notice, with the way to more credits. */
+  readonly credit?: Html | undefined;
 }
 
 function parameterInputs(op: OperationDeclaration, values: TryItInput['values']): Html[] {
@@ -51,16 +55,16 @@ export function tryItPage(viewer: Viewer, input: TryItInput): string {
   const op = input.operation;
   return page(
     'Try it',
-    html`<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
-<form method="get" action="${TRY_IT_PATH}" class="row" aria-label="Choose an operation">
+    html`${input.credit}<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
+${input.switched ? message('notice', html`You chose ${op.name}: nothing was run. Fill in its fields, then run it.`) : ''}
+<form method="post" action="${TRY_IT_PATH}" class="row" aria-label="Run a lookup">${csrfField(viewer)}
   <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`)}</select></div>
-  <div><button type="submit" class="secondary">Choose</button></div>
-</form>
+  <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate>Choose</button></div>
+  <input type="hidden" name="shown" value="${op.name}">
 <section class="panel" aria-labelledby="run"><h2 id="run">${op.name}</h2><p class="muted">${op.label}</p>
-<form method="post" action="${TRY_IT_PATH}" class="row">${csrfField(viewer)}<input type="hidden" name="operation" value="${op.name}">
   ${parameterInputs(op, input.values)}
   <div><button type="submit">Run lookup</button></div>
-</form></section>
+</section></form>
 ${input.outcome ? outcomeSection(input.outcome) : ''}
 <p><a href="/console/account">Back to my account</a></p>`,
     viewer,

@@ -11,8 +11,10 @@ import { object, str } from '../api/api-schemas.js';
 import { writeHttpResult } from '../lookup/asmx-http/asmx-http.plugin.js';
 import { ownAccount } from './account.routes.js';
 import type { ConsolePageOptions } from './console-context.js';
+import type { Html } from './html.js';
+import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
-import { tryItPage, type TryItOutcome } from './try-it-page.js';
+import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
 
 type Form = Record<string, string>;
 
@@ -20,6 +22,8 @@ export interface TryItPagesOptions extends ConsolePageOptions {
   readonly accounts: AccountService;
   /** The operations, the lookup pipeline and each operation's XML namespace. */
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
+  /** The notice of an empty or low balance, with the way to more credits (customer-pages.ts lowCreditNotice). */
+  readonly credit: (account: Account) => Promise<Html | undefined>;
 }
 
 /** The customer's "Try it" page, under TRY_IT_PATH: one lookup through the pipeline, charged as the API charges it. */
@@ -33,9 +37,10 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     return op;
   };
 
-  app.get<{ Querystring: { operation?: string } }>('', { schema: { querystring: object({ operation: str(64) }) } }, async (request, reply) => {
-    const { viewer } = await ctx.signIn(request, 'customer');
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {} }));
+  app.get<{ Querystring: { operation?: string; switched?: string } }>('', { schema: { querystring: object({ operation: str(64), switched: str(1) }) } }, async (request, reply) => {
+    const { principal, viewer } = await ctx.signIn(request, 'customer');
+    const credit = await options.credit(await ownAccount(options, principal));
+    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {}, credit, switched: request.query.switched !== undefined }));
   });
 
   // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
@@ -46,6 +51,15 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     const { principal, viewer } = await ctx.signIn(request, 'customer');
     const account = await ownAccount(options, principal);
     const operation = chosen(request.body.operation);
+    // The select and the fields share one form: "Choose", or a run after the select changed to
+    // another operation than the one whose fields were shown, opens the chosen one's fields and
+    // runs nothing, whether or not the browser ran the page's script (issue 26 item 6). "Choose"
+    // on the operation already shown runs it (Enter in a field presses the form's first button).
+    const { shown, choose } = request.body;
+    if (shown !== undefined && shown !== operation.name) {
+      const switched = choose === undefined ? '&switched=1' : '';
+      return reply.redirect(`${TRY_IT_PATH}?operation=${encodeURIComponent(operation.name)}${switched}`, 303);
+    }
     const values: Record<string, string> = {};
     for (const parameter of Catalogue.inputParameters(operation)) {
       const value = request.body[parameter.name];
@@ -75,7 +89,9 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
       if (!(error instanceof LookupError)) throw error;
       outcome = { ok: false, error: error.message };
     }
-    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome }), outcome.ok ? 200 : 422);
+    // The balance after this lookup decides the notice.
+    const credit = await options.credit(await ownAccount(options, principal));
+    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome, credit }), outcome.ok ? 200 : 422);
   });
   return Promise.resolve();
 };

@@ -1,4 +1,5 @@
 import { OPENAPI_PATHS } from '../lookup/json/openapi.plugin.js';
+import { DEMO_EXAMPLE_PATH } from '../../bootstrap/seed.js';
 import { html } from '../console/html.js';
 import { page } from '../console/layout.js';
 import { signupLink } from '../console/signup-pages.js';
@@ -36,7 +37,7 @@ export function frontPage(input: FrontPageInput): string {
 <section class="panel" aria-labelledby="json-interface">
   <h2 id="json-interface">JSON interface</h2>
   <p><code>GET ${baseUrl}/api/json.aspx/{Operation}/{value}</code> with HTTP Basic authentication (user name and API key), for example:</p>
-  <pre><code>curl -u USERNAME:API_KEY ${baseUrl}/api/json.aspx/CheckFrance/EG258MA</code></pre>
+  <pre><code>curl -u USERNAME:API_KEY ${baseUrl}${DEMO_EXAMPLE_PATH}</code></pre>
   <p><a href="${OPENAPI_PATHS.page}">Interactive documentation of the JSON interface</a> (its <a href="${OPENAPI_PATHS.document}">OpenAPI 3.1 document</a>); the admin and account API: <a href="/admin/api/docs">documentation</a>.</p>
 </section>
 <section class="panel" aria-labelledby="accounts">

@@ -89,8 +89,11 @@ function tryForm(server, path, operation, credentials) {
     const headers = {};
     if (credentials && credentials.username.value !== '') headers.authorization = basic(credentials.username.value, credentials.password.value);
     output.textContent = `GET ${url}\n...`;
-    // Same origin only: the browser's session cookie goes along (the admin and account APIs).
-    fetch(url, { headers, credentials: 'same-origin' })
+    // The admin and account APIs authenticate with the browser's session cookie: same origin only.
+    // The JSON interface authenticates with the typed credentials alone: 'omit', since with any
+    // other mode a 401's `WWW-Authenticate: Basic` makes the browser raise its own sign-in prompt
+    // (Fetch standard, HTTP-network-or-cache fetch), and the answer would never show.
+    fetch(url, { headers, credentials: credentials ? 'omit' : 'same-origin' })
       .then(async (response) => {
         const shown = ['content-type', 'x-credits-charged', 'x-credits-remaining', 'www-authenticate', 'retry-after']
           .filter((name) => response.headers.has(name))
