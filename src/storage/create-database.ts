@@ -150,13 +150,15 @@ export class ConstraintViolation extends DomainError<'ALREADY_EXISTS' | 'IN_USE'
 
 /** `transact` rethrowing the engine's constraint errors as ConstraintViolation. */
 function translatingConstraints(transact: Storage['transaction'], recognise: (error: unknown) => ConstraintKind | undefined): Storage['transaction'] {
-  // One rejection handler rather than an async wrapper: the debit's transaction is on the lookup
-  // path, where each promise counts (test/cost).
-  const translate = (error: unknown): never => {
-    const kind = recognise(error);
-    throw kind === undefined ? error : new ConstraintViolation(kind, error);
-  };
-  return (work) => transact(work).catch(translate);
+  return (work) => transact(work).catch((error: unknown) => {
+    throw translateConstraint(recognise, error);
+  });
+}
+
+/** A ConstraintViolation for an error the engine raised for a constraint, else the error itself. */
+function translateConstraint(recognise: (error: unknown) => ConstraintKind | undefined, error: unknown): unknown {
+  const kind = recognise(error);
+  return kind === undefined ? error : new ConstraintViolation(kind, error);
 }
 
 /**
@@ -274,7 +276,15 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
   if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
   const path = sqlitePath(options);
-  const connection = openSqliteConnection(path, { synchronous: options.sqliteSynchronous, lockWaitMs: options.sqliteLockWaitMs, lockWaitClock: options.sqliteLockWaitClock });
+  const constraintViolated = constraintRecogniser('sqlite');
+  // The constraint translation rides on the lock wait's own rejection handler: no promise more
+  // per transaction on the lookup path (test/cost).
+  const connection = openSqliteConnection(path, {
+    synchronous: options.sqliteSynchronous,
+    lockWaitMs: options.sqliteLockWaitMs,
+    lockWaitClock: options.sqliteLockWaitClock,
+    translateError: (error) => translateConstraint(constraintViolated, error),
+  });
   const { db, dataVersion } = connection;
   try {
     await migrateSqlite(connection);
@@ -282,10 +292,9 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await db.destroy();
     throw error;
   }
-  const constraintViolated = constraintRecogniser('sqlite');
   return {
     db,
-    transaction: translatingConstraints(connection.transaction, constraintViolated),
+    transaction: connection.transaction,
     engine: 'sqlite',
     description: `sqlite:${path}`,
     changeCounter: () => dataVersion.get() as number,

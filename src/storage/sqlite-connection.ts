@@ -78,14 +78,16 @@ function lockBackoffMs(attempt: number): number {
  * (BEGIN failed, or the transaction was rolled back), and the work builds its result from what it
  * reads each time. Between attempts the connection is free and the event loop runs.
  */
-export function retryOnSqliteBusy(transact: Transact, wait: LockWait = DEFAULT_LOCK_WAIT): Transact {
+export function retryOnSqliteBusy(transact: Transact, wait: LockWait = DEFAULT_LOCK_WAIT, giveUp: (error: unknown) => unknown = (error) => error): Transact {
   // The first attempt with a `catch` rather than an async function around it: one promise per
-  // transaction instead of two (the cost guard, test/cost/, counts them).
+  // transaction instead of two (the cost guard, test/cost/, counts them). The error finally
+  // thrown passes through `giveUp` in the same handler (the store's constraint translation), so
+  // that costs no promise of its own either.
   return (work) => {
     const started = wait.clock.now();
     return transact(work).catch(async (error: unknown) => {
       for (let attempt = 1; ; attempt += 1) {
-        if (!isSqliteBusy(error) || wait.clock.now() - started >= wait.ms) throw error;
+        if (!isSqliteBusy(error) || wait.clock.now() - started >= wait.ms) throw giveUp(error);
         await wait.clock.sleep(lockBackoffMs(attempt));
         try {
           return await transact(work);
@@ -242,6 +244,8 @@ export interface SqliteConnectionOptions {
   readonly lockWaitMs?: number | undefined;
   /** The clock that wait runs on; default the real one (tests move their own). */
   readonly lockWaitClock?: WaitClock | undefined;
+  /** What a failed transaction finally throws instead of its error (create-database.ts: constraint violations); default the error itself. */
+  readonly translateError?: ((error: unknown) => unknown) | undefined;
 }
 
 export interface SqliteConnection {
@@ -345,5 +349,5 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit
   // instead of failing a paid lookup.
-  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWait), dataVersion };
+  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWait, options.translateError), dataVersion };
 }
