@@ -5,6 +5,8 @@ import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { UPLOAD_DIR_PREFIX } from '../../src/datasets/import/upload-file.js';
 import { PASSWORD, users } from '../admin/admin-harness.js';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, post, type ConsoleSession } from './console-harness.js';
 
@@ -35,12 +37,12 @@ function multipart(parts: readonly Part[]): string {
   return `${chunks.join('')}--${BOUNDARY}--\r\n`;
 }
 
-describe('console imports', () => {
+describe.each(await enginesToTest())('console imports on %s', (engine) => {
   let t: TestApp;
   let root: ConsoleSession;
 
   beforeEach(async () => {
-    t = await createTestApp({ IMPORT_MAX_BYTES: String(LIMIT) });
+    t = await createTestApp(await engineEnv(engine, { IMPORT_MAX_BYTES: String(LIMIT) }), undefined, engine);
     root = await operatorSession('root');
   });
   afterEach(async () => {

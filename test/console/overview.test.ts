@@ -1,16 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LookupStatsRepository } from '../../src/ops/lookup-stats.repository.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, get, type ConsoleSession } from './console-harness.js';
 
 /** The operator overview, server-rendered (issue 18): usage of every account, rates per interface, accounts close to zero. */
-describe('operator overview page', () => {
+describe.each(await enginesToTest())('operator overview page on %s', (engine) => {
   let t: TestApp;
   const NOW = Date.parse('2026-11-25T17:30:00.000Z');
 
   beforeEach(async () => {
-    t = await createTestApp({}, { now: () => new Date(NOW) });
+    t = await createTestApp(await engineEnv(engine), { now: () => new Date(NOW) }, engine);
     await t.importRecords([FRANCE]);
   });
   afterEach(async () => {

@@ -84,7 +84,7 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
 
   it('shows the 401 answer to a wrong API key instead of the browser’s own sign-in prompt, and sends again after it', async () => {
     const { ctx, page } = await open('/openapi/lookup');
-    await page.getByLabel('Username').fill('acme');
+    await page.getByLabel('Username', { exact: true }).fill('acme');
     await page.getByLabel('API key').fill('not-the-key');
     const operation = page.locator('details#CheckFrance');
     await operation.locator(':scope > summary').click();
