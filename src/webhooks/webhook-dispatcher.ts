@@ -122,14 +122,20 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Sends everything due now and waits for those attempts; returns how many were made. */
+  /**
+   * Sends everything due now and waits for those attempts, and for a background round already
+   * claiming (its claim may hold the very message the caller just queued); returns how many
+   * attempts this call started.
+   */
   async drain(): Promise<number> {
     let total = 0;
     for (;;) {
+      const background = this.running;
+      if (background) await background;
       const started = await this.pump();
       await Promise.all(this.active);
       total += started;
-      if (started === 0) return total;
+      if (started === 0 && this.running === undefined) return total;
     }
   }
 
