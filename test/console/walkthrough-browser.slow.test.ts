@@ -210,8 +210,9 @@ describe.skipIf(!HAVE_CHROMIUM)('the console walk-through, at a desktop and a ph
       await dev.choose('Operation', 'CheckUSA');
       await dev.press('Choose');
       await expect(dev.page.locator('#run').textContent()).resolves.toBe('CheckUSA');
-      await dev.fill('RegistrationNumber', '7KDJ294');
-      await dev.fill('State', 'CA');
+      // Item 6: choosing the operation filled in a key that answers (the sample data's), nothing to type.
+      await expect(dev.page.getByLabel('RegistrationNumber').inputValue()).resolves.toBe('7KDJ294');
+      await expect(dev.page.getByLabel('State').inputValue()).resolves.toBe('CA');
       await dev.press('Run lookup');
       await expect(dev.page.getByTestId('cost').textContent()).resolves.toContain('1 credit');
       expect((await t.services.accounts.show(busy)).credits).toBe(9);
