@@ -127,6 +127,19 @@ export interface RecordsTable {
   updated_at: string;
 }
 
+/**
+ * Records that answer one operation only: the original service's answers (migration 0014), read
+ * before the dataset's record of `records`.
+ */
+export interface OperationRecordsTable {
+  operation: string;
+  lookup_key: string;
+  /** The record as JSON text, as `records.document`. */
+  document: string;
+  source: string;
+  updated_at: string;
+}
+
 export interface NcapRatingsTable {
   /** Euro NCAP's own Id where given, else "MAKE|MODEL|YEAR". */
   rating_key: string;
@@ -332,6 +345,7 @@ export interface DatabaseSchema {
   operator_tokens: OperatorTokensTable;
   audit_log: AuditLogTable;
   records: RecordsTable;
+  operation_records: OperationRecordsTable;
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;
   upstream_cache: UpstreamCacheTable;

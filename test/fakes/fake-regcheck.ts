@@ -51,6 +51,16 @@ export const UK_VEHICLE_JSON =
   '"VehicleIdentificationNumber": "SARRJZLBB1M900001", "KType": "", "EngineNumber": "18K4F-X0001", ' +
   `"ImageUrl": "https://www.regcheck.org.uk/image.aspx/@${b64('ROVER 75 CLUB SE|motorcycle')}" }`;
 
+/**
+ * The original's CheckUKMinimal answer of the same vehicle as UK_VEHICLE_JSON (its "less data"
+ * lookup: six members and the ImageUrl). Check and CheckUKMinimal share a dataset here, so a
+ * replayed store must keep each operation's answer apart.
+ */
+export const UK_MINIMAL_VEHICLE_JSON =
+  '{ "Description": "ROVER 75 CLUB SE", "RegistrationYear": "2004", "CarMake": { "CurrentTextValue": "ROVER" }, "CarModel": { "CurrentTextValue": "75 CLUB SE" }, ' +
+  '"MakeDescription": { "CurrentTextValue": "ROVER" }, "ModelDescription": { "CurrentTextValue": "75 CLUB SE" }, ' +
+  `"ImageUrl": "https://www.regcheck.org.uk/image.aspx/@${b64('ROVER 75 CLUB SE')}" }`;
+
 export const AU_VEHICLE_JSON = [
   '{',
   '  "Description": "HOLDEN Barina 3D Hatchback Caf\\u00e9",',
@@ -83,7 +93,7 @@ export const AU_VEHICLE_JSON = [
 
 export const IOM_VEHICLE_JSON = '{"Description":"FORD FOCUS","RegistrationYear":2012,"CarMake":{"CurrentTextValue":"FORD"},"NumberOfSeats":{"CurrentValue":5,"CurrentTextValue":"5"}}';
 
-/** One answer per result type (Vehicle three times: both services and both text styles). */
+/** One answer per result type (Vehicle four times: both services, both text styles, two operations of one dataset). */
 export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
   {
     operation: 'Check', service: 'reg', resultType: 'Vehicle', params: [['RegistrationNumber', 'LV04XYZ']],
@@ -93,6 +103,13 @@ export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
         ['Description', 'ROVER 75 CLUB SE'], ['RegistrationYear', '2004'], ['CarMake', [['CurrentTextValue', 'ROVER']]], ['CarModel', '75 CLUB SE'],
         ['BodyStyle', [['CurrentTextValue', 'Motorbike']]], ['EngineSize', [['CurrentTextValue', '1796']]], ['FuelType', [['CurrentTextValue', 'PETROL']]],
       ]],
+    ],
+  },
+  {
+    operation: 'CheckUKMinimal', service: 'bespoke', resultType: 'Vehicle', params: [['regNumber', 'LV04XYZ']],
+    content: [
+      ['vehicleJson', UK_MINIMAL_VEHICLE_JSON],
+      ['vehicleData', [['Description', 'ROVER 75 CLUB SE'], ['RegistrationYear', '2004'], ['CarMake', [['CurrentTextValue', 'ROVER']]], ['CarModel', '75 CLUB SE']]],
     ],
   },
   {
@@ -210,7 +227,7 @@ export function fixtureOf(operation: string): RegcheckFixture {
 }
 
 /** "UK Lookup failed" names the country as the original does; the fake knows a few labels. */
-const LABELS: Readonly<Record<string, string>> = { Check: 'UK', CheckAustralia: 'Australia', CheckIOM: 'Isle of Man', UKMOT: 'UK MOT', CheckUSA: 'USA' };
+const LABELS: Readonly<Record<string, string>> = { Check: 'UK', CheckUKMinimal: 'UK', CheckAustralia: 'Australia', CheckIOM: 'Isle of Man', UKMOT: 'UK MOT', CheckUSA: 'USA' };
 
 const MAINTENANCE_PAGE =
   '<!DOCTYPE html>\r\n<html><head><title>Down for maintenance</title></head><body><h1>We are upgrading our servers</h1><p>Please try again in a few minutes.</p></body></html>';

@@ -37,6 +37,7 @@ const FIXTURE_TABLES = [
   'login_throttle',
   'lookup_stats',
   'ncap_ratings',
+  'operation_records',
   'operator_tokens',
   'records',
   'sessions',
@@ -52,6 +53,14 @@ const FIXTURE_TABLES = [
 
 const FRANCE = { operation: 'CheckFrance', key: { RegistrationNumber: 'EG258MA' }, vehicle: { Description: 'Peugeot 208 Allure', CarMake: { CurrentTextValue: 'PEUGEOT' }, CarModel: { CurrentTextValue: '208' } } };
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'H84JAE', State: 'NJ' }, vehicle: { Description: 'Honda Accord', CarMake: { CurrentTextValue: 'Honda' }, CarModel: { CurrentTextValue: 'Accord' } } };
+/** An answer of the original as its record file writes it: kept for its operation (operation_records, migration 0014). */
+const RECORDED = {
+  operation: 'CheckUKMinimal',
+  key: { regNumber: 'LV04XYZ' },
+  vehicle: { vehicleJson: '{ "Description": "ROVER 75 CLUB SE" }', vehicleData: { Description: 'ROVER 75 CLUB SE' } },
+  source: 'regcheck',
+  fetchedAt: '2026-11-27T13:05:09.120Z',
+};
 const USA_FREE = { operation: 'CheckUSA', key: { RegistrationNumber: 'TEST1', State: 'CA' }, vehicle: { Description: 'Test plate vehicle' } };
 const NCAP = [
   { operation: 'CheckEuroNCap', ncap: { Make: 'Volvo', Model: 'XC60', Id: 90017, SortOrder: 1, Year: 2017 } },
@@ -93,7 +102,7 @@ async function populate(dir: string): Promise<Record<string, string>> {
   try {
     const s = built.services;
     const file = join(dir, 'fixture.jsonl');
-    writeFileSync(file, [FRANCE, USA, USA_FREE, ...NCAP].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(file, [FRANCE, USA, USA_FREE, RECORDED, ...NCAP].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const summary = await s.importer.importFile(file, { skipInvalid: false, source: 'fixture' });
     expect(summary.committed).toBe(true);
     // An import job of the admin API (migration 0009), with its validation report.
@@ -315,7 +324,7 @@ describe('migrate-store to PostgreSQL', () => {
       verified: true,
       sourceChangedDuringCopy: false,
     });
-    expect(summary.tables).toMatchObject({ accounts: 4, records: 3, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
+    expect(summary.tables).toMatchObject({ accounts: 4, records: 3, operation_records: 1, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
     const next = (table: string): number => (summary.tables[table] ?? 0) + 1;
     expect(summary.nextIds).toEqual({
       'accounts.id': 5,

@@ -1,5 +1,6 @@
 import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
 import type { Catalogue } from '../../catalogue/catalogue.js';
+import { ORIGINAL_SOURCE } from '../../datasets/kept-per-operation.js';
 import { RESULT_CODECS } from '../../results/index.js';
 import type { Clock } from '../../shared/clock.js';
 import { AnswerRecorder, type RecorderLog } from '../upstream/answer-recorder.js';
@@ -39,7 +40,8 @@ export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Arr
   const op = catalogue.find(fetched.operation);
   if (!op) return [];
   const field = RESULT_CODECS[op.resultType].importPayload.field;
-  const tail = { source: 'regcheck', fetchedAt: fetched.fetchedAt };
+  // The source that makes `import` keep the answer for this operation alone (kept-per-operation.ts).
+  const tail = { source: ORIGINAL_SOURCE, fetchedAt: fetched.fetchedAt };
   if (op.dataset.kind === 'ncap') {
     const ratings = Array.isArray(fetched.record) ? (fetched.record as unknown[]) : [fetched.record];
     return ratings.map((rating) => ({ operation: op.name, [field]: rating, ...tail }));
