@@ -140,12 +140,14 @@ export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
         ['UKTest', [['TestDate', '2025.06.01 09:00:00'], ['Result', 'Fail'], ['Odometer', '98230'], ['TestNumber', '500100200299'], ['FailureReasons', [['string', 'Headlamp aim too high']]], ['Advisories', []]]],
       ]],
       ['taxDate', '01 Apr 2026'],
+      // Json.NET writes the failed test's missing ExpiryDate as null, which the UKTest elements
+      // leave out: only the text kept as it came gives these bytes back.
       ['Json', JSON.stringify([
         { TestDate: '2025.06.02 10:11:12', ExpiryDate: '2026.06.01', Result: 'Pass', Odometer: '98231', TestNumber: '500100200300', FailureReasons: [], Advisories: ['Tyre worn close to limit'] },
-        { TestDate: '2025.06.01 09:00:00', Result: 'Fail', Odometer: '98230', TestNumber: '500100200299', FailureReasons: ['Headlamp aim too high'], Advisories: [] },
+        { TestDate: '2025.06.01 09:00:00', ExpiryDate: null, Result: 'Fail', Odometer: '98230', TestNumber: '500100200299', FailureReasons: ['Headlamp aim too high'], Advisories: [] },
       ])],
       ['ExtendedInformation', [['ArrayOfString', [['string', 'Make'], ['string', 'ROVER']]], ['ArrayOfString', [['string', 'Colour'], ['string', 'GREEN']]]]],
-      ['ExtendedInformationJson', JSON.stringify({ Make: 'ROVER', Colour: 'GREEN' })],
+      ['ExtendedInformationJson', '{ "Make": "ROVER", "Colour": "GREEN" }'],
     ],
   },
   {
