@@ -110,7 +110,7 @@ export class RecordRepository {
   async findAnswer(operation: string, dataset: string, lookupKey: string): Promise<string | undefined> {
     const { rows } = await this.answerByKey.execute(this.db, operation, dataset, lookupKey);
     if (rows.length < 2) return rows[0]?.document;
-    return (rows.find((r) => Number(r.kept) === 0) ?? rows[0])?.document;
+    return (rows.find((r) => r.kept === 0) ?? rows[0])?.document;
   }
 
   async findRatingsByMake(makeNorm: string): Promise<Array<{ document: string; modelNorm: string }>> {

@@ -335,6 +335,14 @@ export interface UpstreamAlertMarksTable {
   fired_at: string;
 }
 
+/** The operator's balance at a paid upstream, shared by every instance (migration 0015). */
+export interface UpstreamBalancesTable {
+  provider: string;
+  credits: number;
+  /** When an instance last read it from the upstream (ISO 8601, UTC). */
+  read_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -361,6 +369,7 @@ export interface DatabaseSchema {
   imports: ImportsTable;
   upstream_stats: UpstreamStatsTable;
   upstream_alert_marks: UpstreamAlertMarksTable;
+  upstream_balances: UpstreamBalancesTable;
   credit_references: CreditReferencesTable;
 }
 

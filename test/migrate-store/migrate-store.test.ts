@@ -11,6 +11,7 @@ import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
 import { UpstreamSpendRepository } from '../../src/providers/upstream/upstream-spend.js';
+import { UpstreamBalanceRepository } from '../../src/providers/upstream/upstream-balance.repository.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { copyStore } from '../../src/storage/store-copy.js';
 import { basic, cli, json, type CliRun } from '../cli/cli-harness.js';
@@ -43,6 +44,7 @@ const FIXTURE_TABLES = [
   'sessions',
   'test_plates',
   'upstream_alert_marks',
+  'upstream_balances',
   'upstream_cache',
   'upstream_stats',
   'users',
@@ -124,6 +126,8 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await new UpstreamCacheRepository(s.storage.db).put('dvla', 'AB12CDE', { status: 'found', payload: { make: 'FORD' } }, 3600, new Date());
     // Upstream spend and a fired balance alert of the original service (migration 0012).
     await s.storage.transaction((tx) => new UpstreamSpendRepository(s.storage.db).add(tx, [{ day: '2026-11-27', provider: 'regcheck', operation: 'Check', outcome: 'found', count: 3 }]));
+    // The balance at the original every instance shares (migration 0015).
+    await new UpstreamBalanceRepository(s.storage.db).publish('regcheck', 250, '2026-11-27T13:05:09.120Z');
     await s.storage.db.insertInto('upstream_alert_marks').values({ provider: 'regcheck', event: 'upstream.credits.low', credits: 42, fired_at: '2026-11-27T12:00:00.000Z' }).execute();
     // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
     const users = new UserService(s.storage, systemClock, s.audit, s.accounts);

@@ -8,7 +8,9 @@ import { UpstreamHttpClient } from '../upstream/http-client.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { SecretRedactor } from '../upstream/secret-redactor.js';
 import type { Repeat } from '../../shared/repeat.js';
-import { UpstreamBalanceWatch } from '../upstream/upstream-balance.js';
+import { UpstreamBalanceWatch, type SharedBalance } from '../upstream/upstream-balance.js';
+import { UpstreamBalanceRepository } from '../upstream/upstream-balance.repository.js';
+import type { Db } from '../../storage/database.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { UpstreamMonitor } from '../upstream/upstream-monitor.js';
 import type { RegcheckFetched, RegcheckHooks } from './regcheck.client.js';
@@ -49,6 +51,15 @@ export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Arr
   return [{ operation: op.name, key: fetched.key, [field]: fetched.record, ...tail }];
 }
 
+/** The store's shared balance of one provider, as the balance watch takes it. */
+function sharedBalance(repository: UpstreamBalanceRepository, provider: string): SharedBalance {
+  return {
+    publish: (credits, readAt) => repository.publish(provider, credits, readAt),
+    countDown: () => repository.countDown(provider),
+    latest: () => repository.latest(provider),
+  };
+}
+
 export interface RegcheckGatewayDeps {
   readonly monitor: UpstreamMonitor;
   readonly clock: Clock;
@@ -57,6 +68,8 @@ export interface RegcheckGatewayDeps {
   readonly log?: RecorderLog;
   /** The timer of the balance reads; tests fire it by hand. */
   readonly repeat?: Repeat;
+  /** The store every instance shares: the balance read, spent, shown and gated on is the same for all (upstream_balances). */
+  readonly db?: Db;
 }
 
 /**
@@ -82,11 +95,12 @@ export class RegcheckGateway {
       monitor: deps.monitor,
       ...(deps.repeat ? { repeat: deps.repeat } : {}),
       ...(deps.log ? { log: deps.log } : {}),
+      ...(deps.db ? { shared: sharedBalance(new UpstreamBalanceRepository(deps.db), settings.name), now: () => deps.clock.now() } : {}),
     });
     this.recorder = config.recordFile === undefined ? undefined : new AnswerRecorder(config.recordFile, deps.log);
     const recorder = this.recorder;
     this.hooks = {
-      refuse: () => this.balance.closedBecause(),
+      refuse: () => this.balance.gate(),
       ...(recorder
         ? {
             onFetched: (fetched: RegcheckFetched) => {
