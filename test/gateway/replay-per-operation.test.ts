@@ -100,20 +100,31 @@ describe.each(await enginesToTest())('replaying two operations of one dataset on
     ]);
   });
 
-  it('still serves a record imported from elsewhere to every operation of its dataset', async () => {
+  it('still serves a record imported from elsewhere to every operation of its dataset, after an answer of the original kept for one of them', async () => {
     const offlineStore = await store();
     const file = join(dir.path, 'ours.jsonl');
-    const vehicle = { Description: 'OURS', RegistrationYear: '2010', CarMake: { CurrentTextValue: 'FORD' }, EngineSize: { CurrentTextValue: '1596' } };
-    writeFileSync(file, `${JSON.stringify({ operation: 'Check', key: { RegistrationNumber: PLATE }, vehicle })}\n`);
+    const ours = (plate: string) => ({ operation: 'Check', key: { RegistrationNumber: plate }, vehicle: { Description: 'OURS', RegistrationYear: '2010', CarMake: { CurrentTextValue: 'FORD' }, EngineSize: { CurrentTextValue: '1596' } } });
+    // PLATE also has the original's CheckUKMinimal answer, imported beside our own Check record.
+    const recorded = { operation: 'CheckUKMinimal', key: { regNumber: PLATE }, vehicle: { vehicleJson: UK_MINIMAL_VEHICLE_JSON, vehicleData: { Description: 'ROVER 75 CLUB SE' } }, source: 'regcheck', fetchedAt: '2026-11-27T13:05:09.120Z' };
+    writeFileSync(file, [ours('AB12CDE'), ours(PLATE), recorded].map((l) => JSON.stringify(l)).join('\n') + '\n');
     expect((await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['import', file])).code).toBe(0);
     const offline = await gatewayApp(offlineStore, {}, new ManualRepeat().repeat);
     apps.push(offline);
     const authorization = `Basic ${Buffer.from(`alice:${(await offline.services.accounts.create('alice', 100)).apiKey}`).toString('base64')}`;
-    const whole = await offline.app.inject({ url: `/api/json.aspx/Check/${PLATE}`, headers: { authorization } });
-    const minimal = await offline.app.inject({ url: `/api/json.aspx/CheckUKMinimal/${PLATE}`, headers: { authorization } });
-    expect(whole.json()).toMatchObject({ Description: 'OURS', EngineSize: { CurrentTextValue: '1596' } });
-    // The same record, shaped by CheckUKMinimal's own rule (its field subset).
-    expect(minimal.json()).toMatchObject({ Description: 'OURS', CarMake: { CurrentTextValue: 'FORD' } });
-    expect(minimal.json()).not.toHaveProperty('EngineSize');
+    const get = async (url: string) => {
+      const res = await offline.app.inject({ url, headers: { authorization } });
+      expect(res.statusCode, res.body).toBe(200);
+      return res;
+    };
+    // Ours alone: both operations serve it, CheckUKMinimal shaped by its own rule (its field subset).
+    expect((await get('/api/json.aspx/Check/AB12CDE')).json()).toMatchObject({ Description: 'OURS', EngineSize: { CurrentTextValue: '1596' } });
+    const minimal = (await get('/api/json.aspx/CheckUKMinimal/AB12CDE')).json<Record<string, unknown>>();
+    expect(minimal).toMatchObject({ Description: 'OURS', CarMake: { CurrentTextValue: 'FORD' } });
+    expect(minimal).not.toHaveProperty('EngineSize');
+    // Both kinds for one plate: the operation with a kept answer serves it before the dataset's record; the other serves ours.
+    for (let pass = 0; pass < 2; pass++) {
+      expect((await get(`/api/json.aspx/CheckUKMinimal/${PLATE}`)).body).toBe(UK_MINIMAL_VEHICLE_JSON);
+      expect((await get(`/api/json.aspx/Check/${PLATE}`)).json()).toMatchObject({ Description: 'OURS', EngineSize: { CurrentTextValue: '1596' } });
+    }
   });
 });
