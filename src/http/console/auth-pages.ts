@@ -13,9 +13,9 @@ export function loginPage(options: { formToken: string; error?: string; notice?:
 <form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}
   <p class="muted">Customers and operators log in here.</p>
   <label for="username">User name</label>
-  <input type="text" id="username" name="username" autocomplete="username" required maxlength="64" value="${options.username ?? ''}" autofocus>
+  <input type="text" id="username" name="username" autocomplete="username" required value="${options.username ?? ''}" autofocus>
   <label for="password">Password</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256">
+  <input type="password" id="password" name="password" autocomplete="current-password" required>
   <p><button type="submit">Log in</button></p>
   ${options.signup === true ? html`<p class="muted">No account yet? ${signupLink('Sign up')}.</p>` : ''}
 </form>`,

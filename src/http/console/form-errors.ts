@@ -66,12 +66,12 @@ function fieldOf(first: FastifySchemaValidationError): string | undefined {
 }
 
 /** A schema validation error in plain words: "The amount must be at least 1." */
-export function plainValidationError(error: FastifyError, typed: Readonly<Record<string, string>> = {}): { field: string | undefined; text: string } {
+export function plainValidationError(error: FastifyError, typed: Readonly<Record<string, string>> = {}, labels: Readonly<Record<string, string>> = {}): { field: string | undefined; text: string } {
   const first = error.validation?.[0];
   if (!first) return { field: undefined, text: error.message };
   const field = fieldOf(first);
   const known = field === undefined ? undefined : FIELDS[field];
-  const label = known?.label ?? field ?? 'input';
+  const label = (field === undefined ? undefined : labels[field]) ?? known?.label ?? field ?? 'input';
   const params = first.params as { limit?: unknown };
   const limit = typeof params.limit === 'number' ? params.limit : undefined;
   const length = field === undefined ? undefined : typed[field]?.length;
@@ -80,7 +80,7 @@ export function plainValidationError(error: FastifyError, typed: Readonly<Record
     case 'required':
       return { field, text: `${Label} is needed.` };
     case 'maxLength':
-      return { field, text: `${Label} may be at most ${limit} characters long${length === undefined ? '' : ` (this one has ${length})`}.` };
+      return { field, text: `${Label} may be at most ${limit?.toLocaleString('en')} characters long${length === undefined ? '' : ` (this one has ${length.toLocaleString('en')})`}.` };
     case 'minLength':
       return { field, text: `${Label} is needed.` };
     case 'pattern':
@@ -140,10 +140,11 @@ export function typed(error: FormError | undefined, form: string, field: string,
 /**
  * The FormError of a refused post: its schema validation (attachValidation) or a service's 4xx
  * refusal (e.g. "the account exists"); undefined for anything else, which the caller rethrows.
+ * `labels` names fields the table above does not know (a form's generated fields).
  */
-export function formErrorOf(form: string, body: unknown, validation: FastifyError | undefined, thrown?: unknown): FormError | undefined {
+export function formErrorOf(form: string, body: unknown, validation: FastifyError | undefined, thrown?: unknown, labels?: Readonly<Record<string, string>>): FormError | undefined {
   const values = typedValues(body);
-  if (validation) return { form, values, ...plainValidationError(validation, values) };
+  if (validation) return { form, values, ...plainValidationError(validation, values, labels) };
   const domain = domainError(thrown);
   if (domain && domain.status < 500 && thrown instanceof Error) return { form, values, field: undefined, text: thrown.message.charAt(0).toUpperCase() + thrown.message.slice(1).replace(/\.?$/, '.') };
   return undefined;

@@ -5,7 +5,7 @@ import { UserError, type UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
 import { LOGIN_FORM } from '../auth/form-token.js';
 import { object, PASSWORD, passwordBody, str } from '../api/api-schemas.js';
-import { formErrorOf, type FormError } from './form-errors.js';
+import { formErrorOf, plainValidationError, typedValues, type FormError } from './form-errors.js';
 import { loginPage, passwordPage } from './auth-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
@@ -46,9 +46,14 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
     ctx.render(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
   );
 
-  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) }, attachValidation: true }, async (request, reply) => {
     // Refused before the password is looked at: a forged login counts against no throttle either.
     const formToken = LOGIN_FORM.check(request, request.body[CSRF_FIELD]);
+    // A value no login can have (over-long, missing) is said on the login page, the name kept (issue 26 item 10).
+    if (request.validationError) {
+      const { text } = plainValidationError(request.validationError as FastifyError, typedValues(request.body));
+      return ctx.render(reply, loginPage({ formToken, error: text, username: request.body.username, signup: options.signup.enabled }), 400);
+    }
     // Operators and customers share the login page; the user's kind picks the audience.
     const known = await users.findByName(request.body.username);
     const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
