@@ -81,7 +81,7 @@ export function tryItPage(viewer: Viewer, input: TryItInput): string {
 ${input.switched ? message('notice', html`You chose ${op.name}: nothing was run. Fill in its fields, then run it.`) : ''}
 <form method="post" action="${TRY_IT_PATH}" class="row" aria-label="Run a lookup">${csrfField(viewer)}
   <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${operationGroups(input.operations).map((g) => html`<optgroup label="${g.label}">${g.operations.map((o) => operationOption(o, op))}</optgroup>`)}</select></div>
-  <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate>Choose</button></div>
+  <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate data-follows="t-operation">Choose</button></div>
   <input type="hidden" name="shown" value="${op.name}">
 <section class="panel" aria-labelledby="run"><h2 id="run">${op.name}</h2><p class="muted">${op.label}</p>
   ${parameterInputs(op, input.values, input.error)}
