@@ -139,7 +139,8 @@ describe.skipIf(!HAVE_CHROMIUM)('the console walk-through, at a desktop and a ph
       await op.logIn(`root-${suffix}`, password ?? '');
       expect(op.page.url()).toBe(`${base}/console/password`);
       await op.fill('Current password', password ?? '');
-      await op.fill(/^New password/, PASSWORD);
+      await op.fill('New password', PASSWORD);
+      await op.fill('New password again', PASSWORD);
       await op.press('Change password');
       await expect(op.page.getByRole('status').first().textContent()).resolves.toContain('Your password is changed.');
       await op.follow('Go on to the console');

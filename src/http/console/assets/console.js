@@ -16,11 +16,14 @@ document.addEventListener('submit', (event) => {
   const form = event.target;
   if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
 });
-// Invite links carry their token in the fragment (never sent to a server or a log); put it in the form.
+// Invite links carry their token in the fragment (never sent to a server or a log); put it in the
+// form and send it (a POST, so the code stays out of every URL): the next page names the account
+// and the user the invitation is for.
 const token = document.getElementById('invite-token');
 if (token instanceof HTMLInputElement && token.value === '' && location.hash.length > 1) {
   token.value = decodeURIComponent(location.hash.slice(1));
   history.replaceState(null, '', location.pathname);
+  if (token.form && token.form.hasAttribute('data-invite-open')) token.form.requestSubmit();
 }
 document.querySelectorAll('button[data-copy]').forEach((button) => { button.hidden = false; });
 
