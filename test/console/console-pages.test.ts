@@ -480,7 +480,7 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
       expect(ended.statusCode).toBe(303);
       expect(ended.headers.location).toBe('/console/login?ended=1');
       expect(String(ended.headers['set-cookie'])).toMatch(/^vl_session=; /);
-      for (const session of [first, second]) expect((await get(t, home, session)).headers.location).toBe('/console/login');
+      for (const session of [first, second]) expect((await get(t, home, session)).headers.location).toBe(`/console/login?session=ended&next=${encodeURIComponent(home)}`);
       expect((await get(t, otherHome, other)).statusCode).toBe(200);
       expect((await get(t, '/console/login?ended=1')).body).toContain('Every session of yours has ended');
       expect((await t.services.audit.list({ action: 'user.logout-everywhere', target: name, limit: 5 })).map((r) => r.actor.name)).toEqual([name]);
