@@ -13,6 +13,7 @@ import { overviewMigration } from './0011-overview.js';
 import { loginThrottleMigration } from './0010-login-throttle.js';
 import { upstreamSpendMigration } from './0012-upstream-spend.js';
 import { creditReferencesMigration } from './0013-credit-references.js';
+import { webhookResponsesMigration } from './0014-webhook-responses.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -30,6 +31,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0011-overview': overviewMigration,
     '0012-upstream-spend': upstreamSpendMigration,
     '0013-credit-references': creditReferencesMigration,
+    '0014-webhook-responses': webhookResponsesMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
