@@ -176,7 +176,7 @@ describe.each(await enginesToTest())('console sessions: deep links, log out ever
     expect((await open(jar, link)).headers.location).toBe(`/console/password?next=${encodeURIComponent(link)}`);
     const passwordPage = await open(jar, String(landed.headers.location));
     expect(passwordPage.body).toContain(`<input type="hidden" name="next" value="${link}">`);
-    const changed = await submit(jar, '/console/password', { _csrf: csrfOf(passwordPage.body), currentPassword: password ?? '', newPassword: PASSWORD, next: link });
+    const changed = await submit(jar, '/console/password', { _csrf: csrfOf(passwordPage.body), currentPassword: password ?? '', newPassword: PASSWORD, confirm: PASSWORD, next: link });
     expect(changed.statusCode).toBe(303);
     expect(changed.headers.location).toBe(link);
     expect((await open(jar, link)).statusCode).toBe(200);
