@@ -4,7 +4,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { rateLimitKeys } from '../../src/redis/redis-rate-counters.js';
 import { openRedis } from '../../src/redis/redis-services.js';
 import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
-import { closedPort, deleteKeys, FRANCE_PATH, FRANCE_RECORD, ManualClock, rawRedis, REDIS_TEST_URL, redisAvailable, uniquePrefix, within } from './redis-harness.js';
+import { until } from '../helpers/until.js';
+import { closedPort, deleteKeys, FRANCE_PATH, FRANCE_RECORD, ManualClock, rawRedis, REDIS_TEST_URL, redisAvailable, uniquePrefix } from './redis-harness.js';
 
 const redisUp = await redisAvailable();
 
@@ -213,7 +214,7 @@ describe.skipIf(!redisUp)('rate limits shared through Redis by two instances', (
     await p.a.services.accounts.setRateLimits('acme', { perSecond: 0, perDay: 0 });
     expect((await p.json(p.a)).status).toBe(200);
     // B hears of the change within milliseconds, not synchronously.
-    await within(1000, async () => (await p.json(p.b)).status === 200);
+    await until(async () => (await p.json(p.b)).status === 200);
     expect((await p.json(p.b)).status).toBe(200);
   });
 });
