@@ -17,7 +17,9 @@ let wait: ManualWaitClock;
 function client(options: Partial<UpstreamHttpOptions> = {}): UpstreamHttpClient {
   const monitor = new UpstreamMonitor();
   monitor.subscribe((e) => events.push(e));
-  return new UpstreamHttpClient({ provider: 'test', timeoutMs: 300, budgetMs: 3000, monitor, retryDelayMs: 20, wait, ...options });
+  // The default timeout is far above what the fake takes to answer on a busy machine: only the
+  // tests of a timeout set a short one, against a fake that never answers.
+  return new UpstreamHttpClient({ provider: 'test', timeoutMs: 20_000, budgetMs: 60_000, monitor, retryDelayMs: 20, wait, ...options });
 }
 
 async function failure(promise: Promise<unknown>): Promise<UpstreamError> {
@@ -42,16 +44,15 @@ beforeEach(() => {
 
 describe('upstream HTTP client', () => {
   it('answers a slow upstream that is within the timeout', async () => {
-    // The timeout is far above the delay: a busy machine must not turn the slow answer into a timeout.
     fake.script({ status: 200, json: { slow: true }, delayMs: 150 });
-    const response = await client({ timeoutMs: 30_000 }).request({ method: 'GET', url: `${fake.url}/x` });
+    const response = await client().request({ method: 'GET', url: `${fake.url}/x` });
     expect(JSON.parse(response.text)).toEqual({ slow: true });
     expect(fake.count()).toBe(1);
   });
 
   it('gives up on an attempt after the timeout and retries a GET once, then fails as a timeout', async () => {
     fake.script({ hang: true }, { hang: true }, { hang: true });
-    const error = await failure(client().request({ method: 'GET', url: `${fake.url}/x` }));
+    const error = await failure(client({ timeoutMs: 300 }).request({ method: 'GET', url: `${fake.url}/x` }));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe('no answer within 300 ms (attempt 2)');
     expect(fake.count()).toBe(2);
@@ -60,8 +61,9 @@ describe('upstream HTTP client', () => {
   });
 
   it('counts a slow body against the timeout too', async () => {
+    // The body's timer starts after the attempt's, and is longer: the timeout fires first however busy the machine.
     fake.script({ status: 200, text: 'late', bodyDelayMs: 1000 }, { status: 200, text: 'late', bodyDelayMs: 1000 });
-    const error = await failure(client().request({ method: 'GET', url: `${fake.url}/x` }));
+    const error = await failure(client({ timeoutMs: 300 }).request({ method: 'GET', url: `${fake.url}/x` }));
     expect(error.kind).toBe('timeout');
     expect(fake.count()).toBe(2);
   });
@@ -124,9 +126,9 @@ describe('upstream HTTP client', () => {
 
   it('gives up at once, as rate limited, when Retry-After is longer than the request budget', async () => {
     fake.script({ status: 429, headers: { 'retry-after': '120' } });
-    const error = await failure(client({ budgetMs: 2000 }).request({ method: 'GET', url: `${fake.url}/x` }));
+    const error = await failure(client({ budgetMs: 30_000 }).request({ method: 'GET', url: `${fake.url}/x` }));
     expect(error.kind).toBe('rate-limited');
-    expect(error.message).toBe('HTTP 429: Retry-After 120 s exceeds the 2000 ms left of the request budget');
+    expect(error.message).toBe('HTTP 429: Retry-After 120 s exceeds the 30000 ms left of the request budget');
     expect(wait.sleeps).toEqual([]);
     expect(fake.count()).toBe(1);
   });
