@@ -189,8 +189,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in Chromium', () => {
 
     // Try it: the customer runs a lookup from the console, charged to the account like an API call.
     await customer.goto('/console/account/try');
-    await customer.getByLabel('Operation', { exact: true }).selectOption('CheckFrance');
-    await customer.getByRole('button', { name: 'Choose' }).click();
+    await Promise.all([customer.waitForEvent('domcontentloaded'), customer.getByLabel('Operation', { exact: true }).selectOption('CheckFrance')]);
     await customer.getByLabel('RegistrationNumber').fill('EG258MA');
     const before = await t.services.accounts.balance('acme');
     await customer.getByRole('button', { name: 'Run lookup' }).click();

@@ -59,7 +59,7 @@ ${
     ? html`<section class="panel" aria-labelledby="add"><h2 id="add">Add a test plate</h2>
 <form method="get" action="${TEST_PLATES_PATH}" class="row" aria-label="Choose the operation">
   <div><label for="tp-operation">Operation</label><select id="tp-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name}</option>`)}</select></div>
-  <div><button type="submit" class="secondary">Choose</button></div>
+  <div><button type="submit" class="secondary" data-follows="tp-operation">Choose</button></div>
 </form>
 ${input.error ? message('error', input.error) : ''}
 <form method="post" action="${TEST_PLATES_PATH}" class="row">${csrfField(viewer)}<input type="hidden" name="operation" value="${op.name}">

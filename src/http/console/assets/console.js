@@ -1,5 +1,5 @@
 // Progressive enhancement only: every page works without this file.
-/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement */
+/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement */
 'use strict';
 document.addEventListener('click', (event) => {
   const target = event.target;
@@ -23,6 +23,16 @@ if (token instanceof HTMLInputElement && token.value === '' && location.hash.len
   history.replaceState(null, '', location.pathname);
 }
 document.querySelectorAll('button[data-copy]').forEach((button) => { button.hidden = false; });
+
+// Try it and Test plates (issue 26 item 6): the form follows its operation select at once; without
+// script the "Choose" button beside it does the same.
+document.querySelectorAll('button[data-follows]').forEach((button) => {
+  const select = document.getElementById(button instanceof HTMLButtonElement ? button.dataset.follows || '' : '');
+  if (!(button instanceof HTMLButtonElement) || !(select instanceof HTMLSelectElement) || !button.form) return;
+  const form = button.form;
+  button.hidden = true;
+  select.addEventListener('change', () => { form.requestSubmit(button); });
+});
 
 // Imports (src/http/console/import-pages.ts): upload the file to the admin API with a progress bar,
 // then go to its job page. Without this, the form posts multipart/form-data to the console.
