@@ -137,7 +137,8 @@ function buildCore(storage: Storage, options: CoreServiceOptions): Core {
   // One read of the change counter per lookup, shared by the caches (LookupPipeline refreshes it).
   const changes = new ChangeSnapshot(storage.changeCounter);
   const snapshotStorage = { changeSignal: storage.changeSignal, changeCounter: changes.current };
-  const accountCache = new AccountCache(accountRepository, accountCacheCounter(snapshotStorage, options.accountChanges));
+  const clock = options.clock;
+  const accountCache = new AccountCache(accountRepository, accountCacheCounter(snapshotStorage, options.accountChanges, () => (clock.millis ? clock.millis() : clock.now().getTime())));
   options.accountChanges?.onChange((username) => {
     if (username === ALL_ACCOUNTS) accountCache.clear();
     else accountCache.invalidate(username);

@@ -42,9 +42,10 @@ export const LIVE_FEED_MAX_AGE_MS = 30_000;
  * the feed is live, replaced by the feed's generation plus a LIVE_FEED_MAX_AGE_MS bucket counted from when the subscription
  * started; when the feed is down, the one-second bucket is back.
  *
- * Live values are negative so they never equal a storage counter value.
+ * Live values are negative so they never equal a storage counter value. `nowMs` is the time the
+ * live bucket is counted on (the app's clock, so tests decide when it ends).
  */
-export function accountCacheCounter(storage: Pick<Storage, 'changeSignal' | 'changeCounter'>, feed: AccountChangeFeed | undefined): () => number {
+export function accountCacheCounter(storage: Pick<Storage, 'changeSignal' | 'changeCounter'>, feed: AccountChangeFeed | undefined, nowMs: () => number = () => performance.now()): () => number {
   if (feed === undefined || storage.changeSignal === 'every-commit') return storage.changeCounter;
   let generation = -1;
   let since = 0;
@@ -52,9 +53,9 @@ export function accountCacheCounter(storage: Pick<Storage, 'changeSignal' | 'cha
     if (!feed.live) return storage.changeCounter();
     if (feed.generation !== generation) {
       generation = feed.generation;
-      since = performance.now();
+      since = nowMs();
     }
-    const bucket = Math.floor((performance.now() - since) / LIVE_FEED_MAX_AGE_MS);
+    const bucket = Math.floor((nowMs() - since) / LIVE_FEED_MAX_AGE_MS);
     // Buckets wrap after 2^20 (a year of 30 s buckets); consecutive values always differ.
     return -1 - (generation * 2 ** 20 + (bucket % 2 ** 20));
   };

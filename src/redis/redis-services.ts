@@ -27,6 +27,8 @@ export interface RedisOpenOptions {
   readonly onRateLimitFallback?: () => void;
   /** Told each time a login attempt or admin API request was counted in-process because Redis did not answer. */
   readonly onThrottleFallback?: () => void;
+  /** How long start-up waits for Redis (default STARTUP_WAIT_MS); tests pass a bound they never reach. */
+  readonly startupWaitMs?: number;
 }
 
 /** What the rest of the service gets from Redis (issue 5). */
@@ -55,6 +57,7 @@ export async function openRedis(settings: RedisSettings, options: RedisOpenOptio
   const rateCounters = new RedisRateCounters(connection, settings.keyPrefix, new InProcessRateCounters(), options.log, options.onRateLimitFallback);
   const throttleCounters = new RedisThrottleCounters(connection, settings.keyPrefix, new InProcessThrottleCounters(() => Date.now()), options.log, options.onThrottleFallback);
   const sharedCache = new RedisSharedCache(connection, settings.keyPrefix, options.log);
-  if (options.subscribe) await Promise.all([RedisConnection.whenReady(connection.commands, STARTUP_WAIT_MS), accountChanges.start(STARTUP_WAIT_MS)]);
+  const wait = options.startupWaitMs ?? STARTUP_WAIT_MS;
+  if (options.subscribe) await Promise.all([RedisConnection.whenReady(connection.commands, wait), accountChanges.start(wait)]);
   return { connection, accountChanges, rateCounters, throttleCounters, sharedCache, close: () => connection.close() };
 }

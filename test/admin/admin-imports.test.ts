@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { ImportJobRepository } from '../../src/datasets/import/import-job.reposi
 import { UPLOAD_DIR_PREFIX } from '../../src/datasets/import/upload-file.js';
 import { ENGINES, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import { until } from '../helpers/until.js';
 import { customer, operator, users, type Login } from './admin-harness.js';
 
 /** Uploads wait in TMPDIR; this file gets its own so that uploads of other suites running at the same time are not counted. */
@@ -21,6 +22,8 @@ afterAll(() => {
   rmSync(TMP, { recursive: true, force: true });
 });
 const leftovers = (): string[] => readdirSync(TMP).filter((name) => name.startsWith(UPLOAD_DIR_PREFIX));
+/** Bytes in the upload being received (0 while there is none). */
+const receivedBytes = (): number => leftovers().reduce((sum, dir) => sum + (statSync(join(TMP, dir, 'upload.jsonl'), { throwIfNoEntry: false })?.size ?? 0), 0);
 
 const LIMIT = 4096;
 const NDJSON = 'application/x-ndjson';
@@ -77,13 +80,12 @@ describe.each(ENGINES)('import jobs through the admin API on %s, on a real port'
     return ((await res.json()) as { import: JobBody }).import;
   };
   const finished = async (id: number, at = base): Promise<JobBody> => {
-    // Up to a minute: a loaded machine (two cores shared with other suites) slows an import a lot.
-    for (let i = 0; i < 2400; i += 1) {
+    // No deadline of its own (as until.ts): a loaded machine slows an import a lot; the test's timeout bounds it.
+    for (;;) {
       const job = await getJob(id, root, at);
       if (job.state === 'done' || job.state === 'failed') return job;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    throw new Error(`import ${id} did not finish`);
   };
   const started = async (res: Response): Promise<JobBody> => {
     expect(res.status, await res.clone().text()).toBe(202);
@@ -169,12 +171,13 @@ describe.each(ENGINES)('import jobs through the admin API on %s, on a real port'
   it('keeps no temporary file and starts no job when the client disconnects in the middle of its upload', async () => {
     const req = httpRequest(`${base}/admin/api/imports`, { method: 'POST', headers: headers(root, { 'content-type': NDJSON, 'transfer-encoding': 'chunked' }) });
     req.on('error', () => undefined);
-    req.write(`${line(france('AB123CD', 'half'))}\n`);
-    // Wait until the server holds the partial file, then cut the connection.
-    for (let i = 0; i < 200 && leftovers().length === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(leftovers()).toHaveLength(1);
+    const half = `${line(france('AB123CD', 'half'))}\n`;
+    req.write(half);
+    // Wait until the server holds the partial file (however long a busy machine takes), then cut the connection.
+    await until(() => receivedBytes() === Buffer.byteLength(half));
     req.destroy();
-    for (let i = 0; i < 200 && leftovers().length > 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 10));
+    // Only the server sees the disconnect: wait for it to refuse the upload, not for some time to pass.
+    await t.services.imports.whenReceived();
     expect(leftovers()).toEqual([]);
     expect(await t.services.imports.list(10)).toEqual([]);
   });
@@ -245,7 +248,7 @@ describe.each(ENGINES)('import jobs through the admin API on %s, on a real port'
       const job = await other.services.imports.start({ kind: 'operator', name: 'root' }, upload, { fileName: 'bulk.jsonl', source: 'bulk', skipInvalid: false });
       const seen = new Set<string>();
       let last: JobBody | undefined;
-      for (let i = 0; i < 6000 && last?.state !== 'done' && last?.state !== 'failed'; i += 1) {
+      while (last?.state !== 'done' && last?.state !== 'failed') {
         last = await getJob(job.id);
         seen.add(last.state);
         await new Promise((resolve) => setTimeout(resolve, 10));

@@ -9,7 +9,7 @@ import type { WaitClock } from '../../src/shared/wait-clock.js';
  */
 export class ManualWaitClock implements WaitClock {
   private time = 0;
-  private sleeps = 0;
+  private readonly slept: number[] = [];
   private readonly sleepers: Array<() => void> = [];
 
   constructor(private readonly options: { readonly advanceOnSleep?: boolean } = {}) {}
@@ -19,7 +19,7 @@ export class ManualWaitClock implements WaitClock {
   }
 
   async sleep(ms: number): Promise<void> {
-    this.sleeps += 1;
+    this.slept.push(ms);
     if (this.options.advanceOnSleep) this.time += ms;
     for (const wake of this.sleepers.splice(0)) wake();
     await nextTurn();
@@ -32,7 +32,12 @@ export class ManualWaitClock implements WaitClock {
 
   /** How many times the code has slept (waited before trying again). */
   get sleepCount(): number {
-    return this.sleeps;
+    return this.slept.length;
+  }
+
+  /** What the code asked to sleep, in milliseconds, in order. */
+  get sleeps(): readonly number[] {
+    return [...this.slept];
   }
 
   /** Resolves at the next sleep: the code met the lock and is waiting to try again. */

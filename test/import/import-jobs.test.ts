@@ -97,6 +97,15 @@ describe.each(ENGINES)('import jobs (the service) on %s', { timeout: 120_000 }, 
     await small.close();
   });
 
+  // Hang guard only: before the fix the upload waited forever on a source that had already closed.
+  it('refuses, keeping nothing, an upload whose client left before a byte of it was read', { timeout: 20_000 }, async () => {
+    const gone = new Readable({ read: () => undefined });
+    gone.destroy();
+    await expect(jobs.receive(gone)).rejects.toMatchObject({ code: 'ABORTED' });
+    await jobs.whenReceived();
+    expect(readdirSync(tmp.path).filter((n) => n.startsWith(UPLOAD_DIR_PREFIX))).toEqual([]);
+  });
+
   it('stops a running job when the service closes: it and the queued one fail, nothing is left on disk, and new uploads are refused', async () => {
     const job = await submit(bulk(60_000));
     await until(async () => (await stateOf(job.id)) !== 'queued', 2);

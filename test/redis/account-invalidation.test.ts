@@ -5,7 +5,8 @@ import { accountChannel } from '../../src/redis/redis-account-change-feed.js';
 import { cli } from '../cli/cli-harness.js';
 import { freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
-import { deleteKeys, FRANCE_PATH, FRANCE_RECORD, rawRedis, REDIS_TEST_URL, redisAvailable, uniquePrefix, within } from './redis-harness.js';
+import { until } from '../helpers/until.js';
+import { deleteKeys, FRANCE_PATH, FRANCE_RECORD, ManualClock, rawRedis, REDIS_TEST_URL, redisAvailable, uniquePrefix } from './redis-harness.js';
 
 const redisUp = await redisAvailable();
 const postgresUp = await postgresAvailable();
@@ -13,7 +14,9 @@ const postgresUp = await postgresAvailable();
 /**
  * Two instances on one PostgreSQL database, as in a scale-out: there the account cache has no
  * change signal from the store (only a clock bucket), so only the Redis feed tells B about A's
- * changes promptly.
+ * changes promptly. Both read a clock that stands still, so while the feed is live B's cached
+ * account never expires on its own: a wait for B to see a change (no deadline, until.ts) ends
+ * only through the feed, however slow the machine.
  */
 describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (PostgreSQL + Redis)', () => {
   let a: TestApp;
@@ -30,8 +33,9 @@ describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (
     const database = await freshPostgresDatabase();
     dropDatabase = database.drop;
     env = { DATABASE_URL: database.url, REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: uniquePrefix() };
-    a = await createTestApp(env);
-    b = await createTestApp(env);
+    const clock = new ManualClock(Date.now());
+    a = await createTestApp(env, clock);
+    b = await createTestApp(env, clock);
     redis = rawRedis();
     await a.importRecords([FRANCE_RECORD]);
     key = await a.account('acme', 100);
@@ -46,20 +50,19 @@ describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (
     await dropDatabase();
   });
 
-  it('refuses on instance B within a second after instance A disables the account', async () => {
+  it('refuses on instance B, told through the feed, after instance A disables the account', async () => {
     await a.services.accounts.setDisabled('acme', true);
-    const took = await within(1000, async () => (await lookupOnB()) === 500);
-    expect(took).toBeLessThan(1000);
+    await until(async () => (await lookupOnB()) === 500);
     const refused = await b.app.inject({ url: FRANCE_PATH, headers: { authorization: b.basic('acme', key) } });
     expect(refused.body).toBe('Account acme is disabled');
 
     await a.services.accounts.setDisabled('acme', false);
-    await within(1000, async () => (await lookupOnB()) === 200);
+    await until(async () => (await lookupOnB()) === 200);
   });
 
-  it('stops accepting the old key on B within a second after A rotates it, and accepts the new one', async () => {
+  it('stops accepting the old key on B, told through the feed, after A rotates it, and accepts the new one', async () => {
     const fresh = await a.services.accounts.rotateKey('acme');
-    await within(1000, async () => (await lookupOnB(key)) === 401);
+    await until(async () => (await lookupOnB(key)) === 401);
     expect(await lookupOnB(fresh)).toBe(200);
   });
 
@@ -76,7 +79,7 @@ describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (
       await accounts.grantCredits({ account: 'acme', amount: 5 });
       await accounts.setRequireApiKey('acme', true);
       await accounts.setRateLimits('acme', { perSecond: 3 });
-      await within(1000, () => Promise.resolve(heard.length >= 6));
+      await until(() => Promise.resolve(heard.length >= 6));
       expect(heard).toEqual(['acme', 'acme', 'acme', 'acme', 'acme', 'acme']);
     } finally {
       listener.disconnect();
@@ -90,28 +93,26 @@ describe.skipIf(!redisUp || !postgresUp)('account changes across two instances (
     expect(await lookupOnB()).toBe(200);
     // ...until the change is announced, as an operator can by hand.
     await redis.publish(accountChannel(env.REDIS_KEY_PREFIX ?? ''), 'acme');
-    const took = await within(1000, async () => (await lookupOnB()) === 500);
-    expect(took).toBeLessThan(1000);
+    await until(async () => (await lookupOnB()) === 500);
   });
 
   it("drops every cached account on '*'", async () => {
     await sql`update accounts set disabled = 1 where username = 'acme'`.execute(a.services.storage.db);
     await redis.publish(accountChannel(env.REDIS_KEY_PREFIX ?? ''), '*');
-    await within(1000, async () => (await lookupOnB()) === 500);
+    await until(async () => (await lookupOnB()) === 500);
   });
 
   it('announces changes made with the CLI (a process of its own) when REDIS_URL is set', async () => {
     const run = await cli(env, ['accounts', 'disable', 'acme']);
     expect(run.err).toBe('');
     expect(run.code).toBe(0);
-    const took = await within(1000, async () => (await lookupOnB()) === 500);
-    expect(took).toBeLessThan(1000);
+    await until(async () => (await lookupOnB()) === 500);
   });
 
   it('applies rate limits set on A to requests on B at once', async () => {
     await a.services.accounts.setRateLimits('acme', { perDay: 1 });
     // The per-day counter starts with the limit: one more lookup passes, the next is refused.
-    await within(1000, async () => (await lookupOnB()) === 429);
+    await until(async () => (await lookupOnB()) === 429);
   });
 });
 

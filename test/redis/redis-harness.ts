@@ -82,16 +82,6 @@ export class ManualClock implements Clock {
   }
 }
 
-/** Polls `probe` until it returns true; resolves with the milliseconds it took, or rejects after `timeoutMs`. */
-export async function within(timeoutMs: number, probe: () => Promise<boolean>): Promise<number> {
-  const started = performance.now();
-  for (;;) {
-    if (await probe()) return performance.now() - started;
-    if (performance.now() - started > timeoutMs) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export const VEHICLE = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
 export const FRANCE_RECORD = { operation: 'CheckFrance', key: { RegistrationNumber: 'AB123CD' }, vehicle: VEHICLE };
 export const FRANCE_PATH = '/api/json.aspx/CheckFrance/AB123CD';

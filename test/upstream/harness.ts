@@ -9,6 +9,7 @@ import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.j
 import { upstreamRegistrations } from '../../src/providers/upstream/upstream-registrations.js';
 import { loadProviderConfig } from '../../src/config/provider-config.js';
 import type { Clock } from '../../src/shared/clock.js';
+import type { WaitClock } from '../../src/shared/wait-clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { FakeDvla } from '../fakes/fake-dvla.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
@@ -69,10 +70,14 @@ export function query(operation: 'Check' | 'UKMOT', plate: string): LookupQuery 
   return buildQuery(declared(operation), { RegistrationNumber: plate });
 }
 
-/** Environment pointing the providers at the fakes, with short timeouts for tests. */
+/**
+ * Environment pointing the providers at the fakes. The timeouts are real timers, so they are far
+ * above what a fake takes to answer even on a busy machine; a test of a timeout sets a short one
+ * against a fake that never answers.
+ */
 export function fakeEnv(fakes: { dvla?: FakeDvla; dvsa?: FakeDvsaMot }, overrides: Record<string, string> = {}): Record<string, string> {
   return {
-    ...(fakes.dvla ? { DVLA_API_KEY: SECRETS.dvlaKey, DVLA_BASE_URL: fakes.dvla.baseUrl, DVLA_TIMEOUT_MS: '400', DVLA_BUDGET_MS: '3000' } : {}),
+    ...(fakes.dvla ? { DVLA_API_KEY: SECRETS.dvlaKey, DVLA_BASE_URL: fakes.dvla.baseUrl, DVLA_TIMEOUT_MS: '10000', DVLA_BUDGET_MS: '20000' } : {}),
     ...(fakes.dvsa
       ? {
           DVSA_CLIENT_ID: SECRETS.dvsaClientId,
@@ -80,8 +85,8 @@ export function fakeEnv(fakes: { dvla?: FakeDvla; dvsa?: FakeDvsaMot }, override
           DVSA_API_KEY: SECRETS.dvsaKey,
           DVSA_TOKEN_URL: fakes.dvsa.tokenUrl,
           DVSA_BASE_URL: fakes.dvsa.baseUrl,
-          DVSA_TIMEOUT_MS: '400',
-          DVSA_BUDGET_MS: '3000',
+          DVSA_TIMEOUT_MS: '10000',
+          DVSA_BUDGET_MS: '20000',
         }
       : {}),
     ...overrides,
@@ -107,13 +112,14 @@ export interface UkProviders {
   close(): Promise<void>;
 }
 
-export async function ukProviders(env: Record<string, string>, clock: Clock = new ManualClock(), storage?: Storage): Promise<UkProviders> {
+/** `waitClock`: the HTTP clients' request budgets and retry pauses (real time when absent). */
+export async function ukProviders(env: Record<string, string>, clock: Clock = new ManualClock(), storage?: Storage, waitClock?: WaitClock): Promise<UkProviders> {
   const dir = tempDir();
   const store = storage ?? (await openStorage({ dataDir: dir.path }));
   const monitor = new UpstreamMonitor(() => clock.now());
   const { logger, text } = captureLogger();
   monitor.subscribe(upstreamLogListener(logger));
-  const registrations = upstreamRegistrations({ db: store.db, clock, config: loadProviderConfig(env), observer: { upstream: monitor } });
+  const registrations = upstreamRegistrations({ db: store.db, clock, config: loadProviderConfig(env), observer: { upstream: monitor }, waitClock });
   const find = (name: string): Provider | undefined => registrations.flatMap((r) => ('provider' in r && r.operations.includes(name) ? [r.provider] : []))[0];
   const check = find('Check');
   if (!check) throw new Error('no Check provider registered');

@@ -87,6 +87,8 @@ export class ImportJobs {
   /** Jobs of this instance not finished yet (queued or running), for the heartbeat. */
   private readonly active = new Set<number>();
   private running: Promise<void> | undefined;
+  /** Uploads being received now, settled or not (see `whenReceived`). */
+  private readonly receiving = new Set<Promise<unknown>>();
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly abort = new AbortController();
 
@@ -112,7 +114,23 @@ export class ImportJobs {
    */
   receive(body: Readable): Promise<Upload> {
     if (this.abort.signal.aborted) return Promise.reject(new ImportJobError('CLOSED', 'the server is shutting down; upload the file again in a moment'));
-    return receiveUpload(body, this.maxBytes, this.options.tempDir);
+    const received = receiveUpload(body, this.maxBytes, this.options.tempDir);
+    const settled = received.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.receiving.add(settled);
+    void settled.then(() => this.receiving.delete(settled));
+    return received;
+  }
+
+  /**
+   * Resolves when every upload being received now has been kept or refused, a refused one's
+   * temporary file removed: what a client's disconnect leads to is only seen by the server, so
+   * tests wait on this rather than on time.
+   */
+  async whenReceived(): Promise<void> {
+    while (this.receiving.size > 0) await Promise.all(this.receiving);
   }
 
   /**

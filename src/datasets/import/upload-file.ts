@@ -109,5 +109,8 @@ function copyBounded(source: Readable, path: string, limit: number): Promise<num
     out.on('drain', onDrain);
     source.on('data', onData).on('end', onEnd).on('error', onError).on('aborted', onAborted).on('close', onClose);
     if (source.readableEnded) finish(undefined);
+    // Closed before we listened (the client left while the temporary directory was being made):
+    // no event will come any more, so without this the upload would wait forever and keep its directory.
+    else if (source.destroyed) onAborted();
   });
 }

@@ -1,4 +1,4 @@
-import { deadlineIn, type UpstreamResponse } from '../upstream/http-client.js';
+import type { UpstreamResponse } from '../upstream/http-client.js';
 import { asObject, parseJson, stringField } from '../upstream/json-reader.js';
 import { ClientCredentialsTokenSource } from '../upstream/oauth-client-credentials.js';
 import type { DvsaMotConfig } from '../../config/provider-config.js';
@@ -69,7 +69,7 @@ export class DvsaMotClient {
 
   private async fetch(vrm: string): Promise<FetchOutcome> {
     // One budget for the token, the call and the call again after a refused token.
-    const deadline = deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
     let token = await this.tokens.token(deadline);
     let response = await this.get(vrm, token, deadline);
     if (tokenRejected(response)) {

@@ -1,4 +1,3 @@
-import { deadlineIn } from '../upstream/http-client.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import type { IsraelConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
@@ -49,7 +48,7 @@ export class IsraelClient {
   }
 
   private async fetch(plate: string): Promise<FetchOutcome> {
-    const deadline = deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
     for (const register of ISRAEL_REGISTERS) {
       const records = await this.search(register.resourceId, { [register.plateField]: plateFilterValue(register, plate) }, 1, deadline, register.key);
       const found = records[0];

@@ -1,4 +1,3 @@
-import { deadlineIn } from '../upstream/http-client.js';
 import { asObject, numberField, objectArrayField, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import type { NhtsaRatingsConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
@@ -40,7 +39,7 @@ export class NhtsaRatingsClient {
   }
 
   private async fetch(vehicle: RatedVehicle): Promise<FetchOutcome> {
-    const deadline = deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
     const path = `/SafetyRatings/modelyear/${vehicle.modelYear}/make/${encodeURIComponent(vehicle.make)}/model/${encodeURIComponent(vehicle.model)}`;
     const variants = await this.results(path, deadline, 'variants');
     if (variants === undefined) return { status: 'not-found' };

@@ -1,6 +1,6 @@
 import type { RdwConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, type JsonObject } from '../upstream/json-reader.js';
-import { deadlineIn, type UpstreamResponse } from '../upstream/http-client.js';
+import type { UpstreamResponse } from '../upstream/http-client.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
@@ -41,7 +41,7 @@ export class RdwClient {
 
   private async fetch(kenteken: string): Promise<FetchOutcome> {
     // One budget for both requests, as for any lookup that makes several (http-client.ts).
-    const deadline = deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
     const vehicles = await this.rows(RDW_VEHICLE_DATASET, kenteken, deadline);
     const vehicle = vehicles[0];
     if (vehicle === undefined) return { status: 'not-found' };

@@ -1,5 +1,5 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { systemClock, type Clock } from '../../shared/clock.js';
+import { realWaitClock, type WaitClock } from '../../shared/wait-clock.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
 
@@ -23,6 +23,12 @@ export interface UpstreamHttpOptions {
   readonly retryDelayMs?: number;
   /** For Retry-After given as an HTTP date. */
   readonly clock?: Clock;
+  /**
+   * What the request budget is measured on and the pauses before a retry (including a
+   * Retry-After wait) sleep on; default `realWaitClock`. Each attempt's timeout stays a real timer:
+   * it is what stops waiting on an upstream that does not answer.
+   */
+  readonly wait?: WaitClock;
 }
 
 export interface UpstreamRequest {
@@ -41,9 +47,9 @@ export interface UpstreamRequest {
   /** Metrics label naming the endpoint ("lookup", "token"); default "lookup". */
   readonly endpoint?: string;
   /**
-   * End of the caller's overall budget, on the `performance.now()` clock: a lookup that makes
-   * several requests (a token, then the call, then the call again after a 401) passes one
-   * deadline to all of them so together they stay within one budget. See `deadlineIn`.
+   * End of the caller's overall budget, on the client's wait clock: a lookup that makes several
+   * requests (a token, then the call, then the call again after a 401) passes one deadline to all
+   * of them so together they stay within one budget. See `UpstreamHttpClient.deadlineIn`.
    */
   readonly deadline?: number;
   /**
@@ -52,11 +58,6 @@ export interface UpstreamRequest {
    * instead of thrown, and never retried.
    */
   readonly readServerErrors?: boolean;
-}
-
-/** A deadline `ms` from now, for `UpstreamRequest.deadline`. */
-export function deadlineIn(ms: number): number {
-  return performance.now() + ms;
 }
 
 /** An HTTP answer the client did not treat as a failure: anything but 5xx and 429. */
@@ -130,11 +131,18 @@ export class UpstreamHttpClient {
   private readonly maxBytes: number;
   private readonly retryDelayMs: number;
   private readonly clock: Clock;
+  private readonly wait: WaitClock;
 
   constructor(private readonly options: UpstreamHttpOptions) {
     this.maxBytes = options.maxResponseBytes ?? 2 * 1024 * 1024;
     this.retryDelayMs = options.retryDelayMs ?? 100;
     this.clock = options.clock ?? systemClock;
+    this.wait = options.wait ?? realWaitClock;
+  }
+
+  /** A deadline `ms` from now, for `UpstreamRequest.deadline`. */
+  deadlineIn(ms: number): number {
+    return this.wait.now() + ms;
   }
 
   get provider(): string {
@@ -143,9 +151,8 @@ export class UpstreamHttpClient {
 
   async request(request: UpstreamRequest): Promise<UpstreamResponse> {
     const { timeoutMs, budgetMs } = this.options;
-    const started = performance.now();
-    const deadline = Math.min(started + budgetMs, request.deadline ?? Number.POSITIVE_INFINITY);
-    const left = (): number => deadline - performance.now();
+    const deadline = Math.min(this.deadlineIn(budgetMs), request.deadline ?? Number.POSITIVE_INFINITY);
+    const left = (): number => deadline - this.wait.now();
     const idempotent = request.idempotent ?? request.method === 'GET';
     const endpoint = request.endpoint ?? 'lookup';
     for (let attempt = 1; ; attempt += 1) {
@@ -192,7 +199,7 @@ export class UpstreamHttpClient {
 
   private async retry(endpoint: string, reason: string, waitMs: number): Promise<void> {
     this.options.monitor.emit({ type: 'retry', provider: this.options.provider, endpoint, reason, waitMs: Math.round(waitMs) });
-    if (waitMs > 0) await sleep(waitMs);
+    if (waitMs > 0) await this.wait.sleep(waitMs);
   }
 
   private async attempt(request: UpstreamRequest, endpoint: string, timeoutMs: number, attempt: number): Promise<AttemptResult> {

@@ -1,5 +1,6 @@
 import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
+import type { WaitClock } from '../../shared/wait-clock.js';
 import type { Db } from '../../storage/database.js';
 import { DvlaClient } from '../dvla/dvla.client.js';
 import { UkVehicleProvider } from '../dvla/uk-vehicle.provider.js';
@@ -38,6 +39,8 @@ export interface UpstreamDeps {
    * `monitorOf`), providers report to it, so /metrics and /readyz show them.
    */
   readonly observer?: object | undefined;
+  /** Request budgets and retry pauses of the upstream HTTP clients (tests); real time when absent. */
+  readonly waitClock?: WaitClock | undefined;
   /** The Redis-backed cache shared by every instance, when REDIS_URL is set. */
   readonly sharedCache?: SharedCache | undefined;
   /** The offline VinCheck provider, which NHTSA vPIC online enriches when NHTSA_ONLINE=true. */
@@ -115,7 +118,7 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
   const { config } = deps;
   const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
   for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
-  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache };
+  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache, waitClock: deps.waitClock };
   // NHTSA answers no operation of its own: it fills in thin offline VIN decodes.
   if (config.nhtsa && deps.vinOffline) deps.vinOffline.enrichWith(new NhtsaVinEnricher(NhtsaClient.create(context, config.nhtsa)));
   return [

@@ -1,5 +1,6 @@
 import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
+import type { WaitClock } from '../../shared/wait-clock.js';
 import type { ProviderAnswer } from '../../lookup/provider.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { UpstreamHttpClient } from './http-client.js';
@@ -20,6 +21,8 @@ export interface UpstreamContext {
    * authority.
    */
   readonly shared?: SharedCache | undefined;
+  /** The HTTP clients' request budgets and retry pauses (`UpstreamHttpOptions.wait`); real time when absent. */
+  readonly waitClock?: WaitClock | undefined;
 }
 
 /** What the shared cache holds for one answer; anything else read back is ignored as a miss. */
@@ -98,7 +101,7 @@ export class UpstreamSource {
     /** The upstream's secrets (keys, client secrets), hidden from every message it produces. */
     secrets: readonly (string | undefined)[] = [],
   ) {
-    const { monitor, clock } = context;
+    const { monitor, clock, waitClock } = context;
     this.redactor = new SecretRedactor(secrets);
     this.breaker = new CircuitBreaker({
       failureThreshold: settings.breakerFailures,
@@ -108,7 +111,7 @@ export class UpstreamSource {
         monitor.emit({ type: 'breaker', provider: settings.name, from, to });
       },
     });
-    this.http = new UpstreamHttpClient({ provider: settings.name, timeoutMs: settings.timeoutMs, budgetMs: settings.budgetMs, monitor, clock });
+    this.http = new UpstreamHttpClient({ provider: settings.name, timeoutMs: settings.timeoutMs, budgetMs: settings.budgetMs, monitor, clock, ...(waitClock ? { wait: waitClock } : {}) });
     monitor.register(settings.name, this.breaker);
   }
 
