@@ -68,7 +68,7 @@ function endpointState(e: WebhookEndpoint): Html {
 }
 
 function endpointsTable(input: AlertsInput): Html {
-  return html`<div class="table-wrap"><table data-testid="endpoints">
+  return html`<div class="table-wrap" role="region" aria-label="Webhook endpoints table" tabindex="0"><table data-testid="endpoints">
 <thead><tr><th scope="col">URL</th><th scope="col">Description</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
 <tbody>${
     input.endpoints.length === 0
@@ -117,7 +117,7 @@ export interface EndpointInput extends AlertScopeView {
 }
 
 function messagesTable(messages: readonly WebhookMessage[]): Html {
-  return html`<div class="table-wrap"><table data-testid="messages">
+  return html`<div class="table-wrap" role="region" aria-label="Messages table" tabindex="0"><table data-testid="messages">
 <thead><tr><th scope="col">Queued</th><th scope="col">Event</th><th scope="col">Message id</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Next attempt</th></tr></thead>
 <tbody>${
     messages.length === 0
@@ -129,7 +129,7 @@ function messagesTable(messages: readonly WebhookMessage[]): Html {
 }
 
 function deliveriesTable(deliveries: readonly WebhookDelivery[]): Html {
-  return html`<div class="table-wrap"><table data-testid="deliveries">
+  return html`<div class="table-wrap" role="region" aria-label="Delivery attempts table" tabindex="0"><table data-testid="deliveries">
 <thead><tr><th scope="col">Started</th><th scope="col">Message id</th><th scope="col" class="num">Attempt</th><th scope="col" class="num">Status code</th><th scope="col" class="num">Time (ms)</th><th scope="col">Result</th></tr></thead>
 <tbody>${
     deliveries.length === 0
