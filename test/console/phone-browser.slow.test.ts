@@ -186,18 +186,30 @@ describe.skipIf(!HAVE_CHROMIUM)('every page fits the window, at 1440 px and on a
     return found;
   }
 
+  /** The pages whose phone view docs/console.md shows, by the screenshot's name. */
+  const PHONE_SHOTS: Readonly<Record<string, string>> = {
+    '/': 'front-page-phone',
+    '/openapi/lookup': 'openapi-lookup-phone',
+    '/console/admin/accounts/acme-logistics-international': 'operator-account-phone',
+  };
+
   /** Visits each path and measures it; the OpenAPI pages are drawn by their script, so wait for it. */
   async function visit(page: Page, paths: readonly string[]): Promise<string[]> {
     const found: string[] = [];
     for (const path of paths) {
       await page.goto(path);
       if (/openapi\/lookup$|api\/docs$/.test(path)) await page.locator('details.operation').first().waitFor();
+      const name = PHONE_SHOTS[path];
+      if (name !== undefined && page.viewportSize()?.width === PHONE.width) {
+        await settled(page);
+        await shot(page, name);
+      }
       found.push(...(await misfits(page, path)));
     }
     return found;
   }
 
-  const anonymousPages = ['/', '/openapi/lookup', '/admin/api/docs', '/console/login', '/console/signup', '/account/invite', '/console/no-such-page'];
+  const anonymousPages = ['/', '/api/reg.asmx', '/api/reg.asmx?op=CheckUSA', '/api/bespokeapi.asmx', '/openapi/lookup', '/admin/api/docs', '/console/login', '/console/signup', '/account/invite', '/console/no-such-page'];
   const operatorPages = (): string[] => [
     '/console/admin',
     '/console/admin/accounts',
@@ -219,7 +231,7 @@ describe.skipIf(!HAVE_CHROMIUM)('every page fits the window, at 1440 px and on a
   const customerPages = (): string[] => ['/console/account', '/console/account/alerts', `/console/account/webhooks/${customerEndpoint}`, '/console/account/try', '/console/account/try?operation=CheckUSA', '/console/password'];
 
   for (const [name, viewport] of VIEWPORTS) {
-    it(`logged out at ${name}: the front page, the OpenAPI pages, login, sign-up, an invitation and the 404 page fit`, async () => {
+    it(`logged out at ${name}: the front page, the SOAP help pages, the OpenAPI pages, login, sign-up, an invitation and the 404 page fit`, async () => {
       const page = await open(viewport);
       expect(await visit(page, anonymousPages)).toEqual([]);
       await page.context().close();
