@@ -72,6 +72,12 @@ export interface OperationDeclaration {
   readonly name: string;
   /** Country or subject, used in messages ("France Lookup failed"). */
   readonly label: string;
+  /**
+   * The country (or territory) whose vehicles it looks up, where there is one: pages group the
+   * operations by it (Try it's select). Absent for lookups by VIN and by make and model, which
+   * are not tied to a country. The label cannot serve: it is "UK motorbike", "Irish taxi", "Valuation".
+   */
+  readonly country?: string;
   readonly documentation: string;
   readonly services: readonly ServiceId[];
   /** Parameters in wire order, `username` included where the original puts it (last). */

@@ -64,6 +64,8 @@ interface Options {
   readonly cost?: number;
   readonly imageUrl?: ImageUrlRule;
   readonly vehicleDataOmits?: readonly string[];
+  /** The country, when the label is not just its name (`UK motorbike`); null for none (a VIN lookup). */
+  readonly country?: string | null;
 }
 
 function vehicleOperation(
@@ -74,9 +76,11 @@ function vehicleOperation(
   options: Options = {},
 ): OperationDeclaration {
   const all = [...parameters, USERNAME];
+  const country = options.country === undefined ? label : options.country;
   return {
     name,
     label,
+    ...(country === null ? {} : { country }),
     documentation,
     services: options.services ?? ['reg'],
     parameters: all,
@@ -262,14 +266,20 @@ const specialOperations: OperationDeclaration[] = [
   ]),
   // DVLA holds motorbikes with the cars (upstream-sources.md §1); compat-notes "The original's whole contract".
   vehicleOperation('CheckMotorBikeUK', 'UK motorbike', 'Looks up a UK motorbike by its registration number.', [registration()], {
+    country: 'UK',
     imageUrl: 'uk-motorbike',
   }),
-  vehicleOperation('VinCheck', 'VIN', 'Looks up a vehicle by its 17-character vehicle identification number.', [
-    { name: 'Vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number (17 characters)' },
-  ]),
+  vehicleOperation(
+    'VinCheck',
+    'VIN',
+    'Looks up a vehicle by its 17-character vehicle identification number.',
+    [{ name: 'Vin', xmlType: 's:string', role: 'key', rule: vinRule, required: true, description: 'Vehicle identification number (17 characters)' }],
+    { country: null },
+  ),
   {
     name: 'UKMOT',
     label: 'UK MOT',
+    country: 'UK',
     documentation: 'Returns the MOT test history of a UK vehicle, newest test first.',
     services: ['reg'],
     parameters: [
@@ -305,9 +315,11 @@ const bespokeOperations: OperationDeclaration[] = [
     { services: ['bespoke'], dataset: vehicleDataset('CheckAustralia'), imageUrl: 'australia' },
   ),
   vehicleOperation('CheckMotorBikeFrance', 'France motorbike', 'Looks up a French motorbike by its registration number.', [registration()], {
+    country: 'France',
     services: ['bespoke'],
   }),
   vehicleOperation('CheckMotorBikeSpain', 'Spain motorbike', 'Looks up a Spanish motorbike by its registration number.', [registration()], {
+    country: 'Spain',
     services: ['bespoke'],
   }),
   vehicleOperation(
@@ -349,6 +361,7 @@ const bespokeOperations: OperationDeclaration[] = [
     services: ['bespoke'],
   }),
   vehicleOperation('CheckItalyMotorbike', 'Italy motorbike', 'Looks up an Italian motorbike by its registration number.', [registration('regNumber')], {
+    country: 'Italy',
     services: ['bespoke'],
   }),
   {

@@ -43,10 +43,12 @@ function operation(
   parameters: readonly ParameterDeclaration[],
   documentation: string,
   dataset: DatasetDeclaration = record(name),
+  country?: string,
 ): OperationDeclaration {
   return {
     name,
     label,
+    ...(country === undefined ? {} : { country }),
     documentation,
     services: [service],
     parameters,
@@ -97,8 +99,10 @@ export const BESPOKE_RECORD_OPERATIONS: readonly OperationDeclaration[] = [
       USERNAME,
     ],
     'Returns a valuation (description and price) of a UK vehicle by registration number.',
+    record('CheckPrice'),
+    'UK',
   ),
-  operation('IsInsured', 'Insurance', 'bespoke', 'InsuredStatus', [plate('regNumber'), USERNAME], 'Says whether a UK vehicle is insured, with its details.'),
+  operation('IsInsured', 'Insurance', 'bespoke', 'InsuredStatus', [plate('regNumber'), USERNAME], 'Says whether a UK vehicle is insured, with its details.', record('IsInsured'), 'UK'),
   operation(
     'CheckInsuranceStatusItaly',
     'Italy insurance',
@@ -106,6 +110,8 @@ export const BESPOKE_RECORD_OPERATIONS: readonly OperationDeclaration[] = [
     'InsuranceDetails',
     [plate('regNumber'), USERNAME],
     'Returns the insurance status of an Italian vehicle: make, model, insurer, expiry, whether insured, region.',
+    record('CheckInsuranceStatusItaly'),
+    'Italy',
   ),
   operation(
     'CheckInsuranceStatusPortugal',
@@ -114,6 +120,8 @@ export const BESPOKE_RECORD_OPERATIONS: readonly OperationDeclaration[] = [
     'Insurance',
     [plate('regNumber'), USERNAME],
     'Returns the insurance policy of a Portuguese vehicle: insurer, start and end dates, policy.',
+    record('CheckInsuranceStatusPortugal'),
+    'Portugal',
   ),
   operation(
     'CheckStolen',
@@ -140,7 +148,9 @@ export const BESPOKE_RECORD_OPERATIONS: readonly OperationDeclaration[] = [
     'FrenchCar2',
     [plate('RegNumber')],
     `Returns the alternative versions (FRVersion) of a French vehicle by registration number. ${NO_USERNAME}`,
+    record('CheckAlternativeVersionsFrance'),
+    'France',
   ),
-  operation('CheckIrishTaxi', 'Irish taxi', 'bespoke', 'IrishTaxi', [plate('regNumber')], `Returns the Irish taxi licence of a vehicle by registration number. ${NO_USERNAME}`),
-  operation('CheckLondonTaxi', 'London taxi', 'bespoke', 'LondonTaxi', [plate('regNumber')], `Returns the London taxi licence of a vehicle by registration number. ${NO_USERNAME}`),
+  operation('CheckIrishTaxi', 'Irish taxi', 'bespoke', 'IrishTaxi', [plate('regNumber')], `Returns the Irish taxi licence of a vehicle by registration number. ${NO_USERNAME}`, record('CheckIrishTaxi'), 'Ireland'),
+  operation('CheckLondonTaxi', 'London taxi', 'bespoke', 'LondonTaxi', [plate('regNumber')], `Returns the London taxi licence of a vehicle by registration number. ${NO_USERNAME}`, record('CheckLondonTaxi'), 'UK'),
 ];

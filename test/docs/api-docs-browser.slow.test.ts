@@ -1,5 +1,7 @@
+import Fastify from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerDocsPage } from '../../src/http/site/openapi-docs/openapi-docs-page.js';
 import { FRANCE, PASSWORD, users } from '../admin/admin-harness.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
@@ -51,7 +53,7 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
 
   it('shows the JSON interface’s operations and sends a lookup with the HTTP Basic credentials typed in', async () => {
     const { ctx, page, problems } = await open('/openapi/lookup');
-    await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup JSON interface' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('heading', { level: 1, name: 'vehicle-lookup JSON interface' }).waitFor();
     expect(await page.title()).toBe('vehicle-lookup JSON interface');
     // Exact: the balance page's form has a `username` field too.
     await page.getByLabel('Username', { exact: true }).fill('acme');
@@ -100,7 +102,7 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
 
   it('shows the admin API’s operations by tag and sends a GET with the browser’s session, asking no credentials', async () => {
     const { ctx, page, problems } = await open('/admin/api/docs');
-    await expect(page.getByRole('heading', { level: 1, name: 'vehicle-lookup admin and account API' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('heading', { level: 1, name: 'vehicle-lookup admin and account API' }).waitFor();
     await expect(page.getByRole('heading', { level: 2, name: 'admin: accounts' }).isVisible()).resolves.toBe(true);
     expect(await page.getByLabel('API key').count()).toBe(0);
     // Writes are described, never sent from the page.
@@ -124,5 +126,94 @@ describe.skipIf(!HAVE_CHROMIUM)('OpenAPI documentation pages in Chromium', () =>
     await shot(page, 'openapi-admin', { fullPage: false });
     expect(problems).toEqual([]);
     await ctx.close();
+  });
+
+  /** The heading levels of the page in document order (those in closed operations too). */
+  function headingLevels(page: Page): Promise<number[]> {
+    return page.evaluate(`[...document.querySelectorAll('h1, h2, h3, h4, h5, h6')].map((h) => Number(h.tagName.slice(1)))`);
+  }
+
+  /** Levels that skip one: a heading more than one level below the one before it (h2 then h4). */
+  function skipped(levels: readonly number[]): string[] {
+    return levels.flatMap((level, i) => (level > (i === 0 ? 0 : (levels[i - 1] ?? 0)) + 1 ? [`h${i === 0 ? 0 : levels[i - 1]} then h${level} at ${i}`] : []));
+  }
+
+  /** The page's text nodes (outside <code> and <pre>) that still hold a Markdown backtick. */
+  function literalBackticks(page: Page): Promise<string[]> {
+    return page.evaluate(`(() => {
+      const walker = document.createTreeWalker(document.getElementById('api-docs'), NodeFilter.SHOW_TEXT);
+      const found = [];
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (node.textContent.includes('\`') && !node.parentElement.closest('code, pre')) found.push(node.textContent);
+      }
+      return found;
+    })()`);
+  }
+
+  it('both pages carry the site’s header back to the front page and the console, one h1 and no skipped heading level, and show backticks as code', async () => {
+    for (const [path, title, code] of [
+      ['/openapi/lookup', 'vehicle-lookup JSON interface', 'GET /api/json.aspx/{Method}/{value}/...'],
+      ['/admin/api/docs', 'vehicle-lookup admin and account API', 'unauthorized'],
+    ] as const) {
+      const { ctx, page, problems } = await open(path);
+      // The shell's own h1 is there at once; the document's title once the script has drawn the page.
+      await page.getByRole('heading', { level: 1, name: title }).waitFor();
+      const header = page.locator('header.top');
+      expect(await header.getByRole('link', { name: 'vehicle-lookup' }).getAttribute('href')).toBe('/');
+      expect(await header.getByRole('link', { name: 'Console' }).getAttribute('href')).toBe('/console');
+      expect(await header.locator('[aria-current="page"]').getAttribute('href'), path).toBe(path);
+      const levels = await headingLevels(page);
+      expect(levels.filter((l) => l === 1), path).toHaveLength(1);
+      expect(levels, path).toContain(3);
+      expect(skipped(levels), path).toEqual([]);
+      expect(await literalBackticks(page), path).toEqual([]);
+      expect((await page.locator('#api-docs code').allTextContents()).filter((text) => text === code).length, path).toBeGreaterThan(0);
+      expect(problems).toEqual([]);
+      await ctx.close();
+    }
+    // Every header link leads somewhere (the console to its login when logged out).
+    for (const href of ['/', '/console', '/openapi/lookup', '/admin/api/docs']) {
+      expect((await fetch(`${base}${href}`, { redirect: 'manual' })).status, href).toBeLessThan(400);
+    }
+  });
+
+  it('shows a document’s text as text: markup in titles, descriptions and backticks is never parsed as HTML', async () => {
+    const evil = Fastify();
+    const markup = '<img src=x onerror="window.pwned=1"><b>bold</b>';
+    registerDocsPage(evil, { title: 'Hostile', documentUrl: '/hostile.json', route: '/hostile', pageUrl: '/hostile', assetRoute: '/hostile-assets', assetUrl: '/hostile-assets' });
+    evil.get('/hostile.json', () => ({
+      openapi: '3.1.0',
+      info: { title: `Title ${markup}`, version: '1', description: `Plain ${markup} and \`${markup}\` as code` },
+      paths: {
+        '/x/{id}': {
+          get: {
+            operationId: 'getX',
+            tags: [`tag ${markup}`],
+            summary: `Summary \`${markup}\``,
+            description: `Description ${markup}`,
+            parameters: [{ name: 'id', in: 'path', required: true, description: `Parameter \`${markup}\``, schema: { type: 'string' } }],
+            responses: { '200': { description: `Answer \`${markup}\`` } },
+          },
+        },
+      },
+    }));
+    const url = await evil.listen({ port: 0, host: '127.0.0.1' });
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const page = await ctx.newPage();
+      await page.goto(`${url}/hostile`);
+      await page.getByRole('heading', { level: 1, name: `Title ${markup}` }).waitFor();
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(`Title ${markup}`);
+      expect(await page.locator('#api-docs img, #api-docs b').count()).toBe(0);
+      expect(await page.evaluate('window.pwned')).toBeUndefined();
+      // Backticks become <code> holding the markup as text; outside them it stays text too.
+      const codes = await page.locator('#api-docs code').allTextContents();
+      expect(codes.filter((c) => c === markup)).toHaveLength(4);
+      await expect(page.locator('#api-docs > p').first().textContent()).resolves.toBe(`Plain ${markup} and ${markup} as code`);
+      expect(skipped(await headingLevels(page))).toEqual([]);
+    } finally {
+      await ctx.close();
+      await evil.close();
+    }
   });
 });

@@ -84,7 +84,7 @@ export const adminApiPlugin: FastifyPluginAsync<AdminApiOptions> = async (app, o
   options.openApi.collect(app);
   app.get('/openapi.json', { config: { public: true } }, () => options.openApi.document());
   // The documentation page (the JSON interface's page too, src/http/site/openapi-docs/), public like the document.
-  registerDocsPage(app, { title: 'vehicle-lookup admin and account API', documentUrl: '/admin/api/openapi.json', route: '/docs', assetRoute: '/docs', assetUrl: '/admin/api/docs', config: { public: true } });
+  registerDocsPage(app, { title: 'vehicle-lookup admin and account API', documentUrl: '/admin/api/openapi.json', route: '/docs', pageUrl: '/admin/api/docs', assetRoute: '/docs', assetUrl: '/admin/api/docs', config: { public: true } });
   limitRequests(app, options.throttles.requests, 'admin');
   requireAuth(app, options.users, 'operator');
 

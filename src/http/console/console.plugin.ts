@@ -49,6 +49,7 @@ import { TEST_PLATES_PATH } from './test-plate-pages.js';
 import { testPlatePages, type TestPlatePagesOptions } from './test-plates.routes.js';
 import { TOKENS_PATH } from './token-pages.js';
 import { tokenPages } from './tokens.routes.js';
+import { TryItSamples } from './try-it-choices.js';
 import { tryItPages } from './try-it.routes.js';
 import { userPages } from './users.routes.js';
 
@@ -239,7 +240,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
 
   // ---- customers ----
   await app.register(accountPages, { ctx, ...views, credit: creditState, prefix: CUSTOMER_PATHS.page });
-  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, credit: creditState, prefix: TRY_IT_PATH });
+  const samples = new TryItSamples(options.lookups.catalogue, options.testPlates);
+  await app.register(tryItPages, { ctx, accounts: options.accounts, lookups: options.lookups, credit: creditState, samples, prefix: TRY_IT_PATH });
   await app.register(keyPages, {
     ctx,
     accounts: options.accounts,

@@ -1,6 +1,7 @@
 import type { Account } from '../../accounts/account.js';
 import type { User } from '../../users/user.service.js';
 import type { AuditFilter, AuditRow } from '../../audit/audit-log.js';
+import { auditDiff } from './audit-diff.js';
 import { figures, keysSection, ledgerSection, statusBadge, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
@@ -132,13 +133,9 @@ export function inviteCreatedPage(viewer: Viewer, input: { username: string; use
   );
 }
 
-function json(value: Record<string, unknown> | undefined): Html | string {
-  return value === undefined ? '' : html`<code>${JSON.stringify(value)}</code>`;
-}
-
 function auditTable(rows: readonly AuditRow[]): Html {
-  return html`<div class="table-wrap" role="region" aria-label="Audit log table" tabindex="0"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Before</th><th scope="col">After</th></tr></thead>
-<tbody>${rows.length === 0 ? html`<tr><td colspan="6" class="muted">Nothing recorded.</td></tr>` : rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor.kind} ${r.actor.name}${r.actor.address ? html` <span class="muted">from ${r.actor.address}</span>` : ''}</td><td>${r.action}</td><td>${r.targetKind} ${r.target}</td><td>${json(r.before)}</td><td>${json(r.after)}</td></tr>`)}</tbody></table></div>`;
+  return html`<div class="table-wrap" role="region" aria-label="Audit log table" tabindex="0"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Change</th></tr></thead>
+<tbody>${rows.length === 0 ? html`<tr><td colspan="5" class="muted">Nothing recorded.</td></tr>` : rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor.kind} ${r.actor.name}${r.actor.address ? html` <span class="muted">from ${r.actor.address}</span>` : ''}</td><td>${r.action}</td><td>${r.targetKind} ${r.target}</td><td>${auditDiff(r.before, r.after)}</td></tr>`)}</tbody></table></div>`;
 }
 
 export function auditPage(viewer: Viewer, input: { rows: readonly AuditRow[]; filter: Omit<AuditFilter, 'limit'>; next: number | null }): string {

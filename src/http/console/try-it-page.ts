@@ -4,6 +4,7 @@ import type { FreeLedgerReason } from '../../accounts/ledger-queries.js';
 import { whyFree } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, type Viewer } from './layout.js';
+import { operationGroups, type TryItSample } from './try-it-choices.js';
 
 export const TRY_IT_PATH = '/console/account/try';
 
@@ -30,6 +31,21 @@ export interface TryItInput {
   readonly switched?: boolean | undefined;
   /** An empty or low balance's notice, with the way to more credits. */
   readonly credit?: Html | undefined;
+  /** The key filled in when the operation is chosen, named under its fields (issue 26 item 6). */
+  readonly sample?: TryItSample | undefined;
+}
+
+function sampleLine(op: OperationDeclaration, sample: TryItSample | undefined): Html | string {
+  if (sample === undefined) return '';
+  const shown = Catalogue.inputParameters(op).filter((p) => sample.values[p.name] !== undefined);
+  const values = shown.map((p, i) => html`${i === 0 ? '' : ', '}${shown.length === 1 ? '' : `${p.name} `}<code>${sample.values[p.name]}</code>`);
+  return html`<p class="muted" data-testid="sample" data-source="${sample.source}">Sample: ${values} ${
+    sample.source === 'test-plate' ? '(a test plate: free to look up)' : '(a vehicle of the sample data a new installation loads)'
+  }.</p>`;
+}
+
+function operationOption(o: OperationDeclaration, chosen: OperationDeclaration): Html {
+  return html`<option value="${o.name}"${o.name === chosen.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`;
 }
 
 function parameterInputs(op: OperationDeclaration, values: TryItInput['values']): Html[] {
@@ -58,11 +74,12 @@ export function tryItPage(viewer: Viewer, input: TryItInput): string {
     html`${input.credit}<p>Runs a real lookup as your account, through the same pipeline as the API: <strong>it spends your account's credits like an API call</strong> (a not-found answer and the test plates cost nothing).</p>
 ${input.switched ? message('notice', html`You chose ${op.name}: nothing was run. Fill in its fields, then run it.`) : ''}
 <form method="post" action="${TRY_IT_PATH}" class="row" aria-label="Run a lookup">${csrfField(viewer)}
-  <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`)}</select></div>
+  <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${operationGroups(input.operations).map((g) => html`<optgroup label="${g.label}">${g.operations.map((o) => operationOption(o, op))}</optgroup>`)}</select></div>
   <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate>Choose</button></div>
   <input type="hidden" name="shown" value="${op.name}">
 <section class="panel" aria-labelledby="run"><h2 id="run">${op.name}</h2><p class="muted">${op.label}</p>
   ${parameterInputs(op, input.values)}
+  ${sampleLine(op, input.sample)}
   <div><button type="submit">Run lookup</button></div>
 </section></form>
 ${input.outcome ? outcomeSection(input.outcome) : ''}

@@ -14,6 +14,7 @@ import type { ConsolePageOptions } from './console-context.js';
 import type { Html } from './html.js';
 import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
+import type { TryItSamples } from './try-it-choices.js';
 import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
 
 type Form = Record<string, string>;
@@ -24,6 +25,8 @@ export interface TryItPagesOptions extends ConsolePageOptions {
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** The notice of an empty or low balance, with the way to more credits (customer-pages.ts lowCreditNotice). */
   readonly credit: (account: Account) => Promise<Html | undefined>;
+  /** The key each operation's fields are filled with when it is chosen (a test plate or the sample data's). */
+  readonly samples: Pick<TryItSamples, 'of'>;
 }
 
 /** The customer's "Try it" page, under TRY_IT_PATH: one lookup through the pipeline, charged as the API charges it. */
@@ -40,7 +43,13 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
   app.get<{ Querystring: { operation?: string; switched?: string } }>('', { schema: { querystring: object({ operation: str(64), switched: str(1) }) } }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'customer');
     const credit = await options.credit(await ownAccount(options, principal));
-    return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation: chosen(request.query.operation), values: {}, credit, switched: request.query.switched !== undefined }));
+    const operation = chosen(request.query.operation);
+    // Choosing an operation fills its fields with a key that answers (issue 26 item 6).
+    const sample = await options.samples.of(operation);
+    return (
+      ctx.passwordFirst(viewer, reply) ??
+      ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values: sample?.values ?? {}, credit, sample, switched: request.query.switched !== undefined }))
+    );
   });
 
   // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
@@ -91,7 +100,8 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     }
     // The balance after this lookup decides the notice.
     const credit = await options.credit(await ownAccount(options, principal));
-    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome, credit }), outcome.ok ? 200 : 422);
+    const sample = await options.samples.of(operation);
+    return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, outcome, credit, sample }), outcome.ok ? 200 : 422);
   });
   return Promise.resolve();
 };

@@ -27,6 +27,6 @@ export const openApiPlugin: FastifyPluginAsync<OpenApiPluginOptions> = (app, opt
   app.get(OPENAPI_PATHS.document, (_request, reply) => reply.type('application/json; charset=utf-8').send(document));
   // The same page as the admin API's (src/http/site/openapi-docs/); it asks for HTTP Basic credentials
   // because this document's security scheme is HTTP Basic.
-  registerDocsPage(app, { title: 'JSON interface', documentUrl: OPENAPI_PATHS.document, route: OPENAPI_PATHS.page, assetRoute: ASSET_FOLDER, assetUrl: ASSET_FOLDER });
+  registerDocsPage(app, { title: 'JSON interface', documentUrl: OPENAPI_PATHS.document, route: OPENAPI_PATHS.page, pageUrl: OPENAPI_PATHS.page, assetRoute: ASSET_FOLDER, assetUrl: ASSET_FOLDER });
   return Promise.resolve();
 };

@@ -15,6 +15,14 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
+/**
+ * The Markdown the documents use in their text, inline code between backticks, as nodes: text
+ * nodes and <code> elements, never parsed as HTML (a description is shown as it is written).
+ */
+function inline(text) {
+  return String(text ?? '').split(/`([^`]+)`/).map((part, i) => (i % 2 === 1 ? el('code', {}, part) : part)).filter((node) => node !== '');
+}
+
 /** `#/components/...` references of the document itself, the only kind it uses. */
 function resolve(doc, value) {
   if (!value || typeof value.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
@@ -38,16 +46,17 @@ function securityText(doc, operation) {
   return security.map((alternative) => Object.keys(alternative).join(' + ')).join(' or ');
 }
 
-function schemaText(schema) {
+/** A schema's rules as nodes: text, and the pattern as code (a regular expression, not Markdown). */
+function schemaNodes(schema) {
   const rules = [];
-  if (schema.type) rules.push(Array.isArray(schema.type) ? schema.type.join(' or ') : schema.type);
-  if (Array.isArray(schema.enum)) rules.push(`one of ${schema.enum.join(', ')}`);
-  if (schema.pattern) rules.push(`pattern ${schema.pattern}`);
-  if (schema.minLength !== undefined) rules.push(`at least ${schema.minLength} character(s)`);
-  if (schema.maxLength !== undefined) rules.push(`at most ${schema.maxLength} character(s)`);
-  if (schema.minimum !== undefined) rules.push(`from ${schema.minimum}`);
-  if (schema.maximum !== undefined) rules.push(`to ${schema.maximum}`);
-  return rules.join('; ');
+  if (schema.type) rules.push([Array.isArray(schema.type) ? schema.type.join(' or ') : schema.type]);
+  if (Array.isArray(schema.enum)) rules.push([`one of ${schema.enum.join(', ')}`]);
+  if (schema.pattern) rules.push(['pattern ', el('code', {}, schema.pattern)]);
+  if (schema.minLength !== undefined) rules.push([`at least ${schema.minLength} character(s)`]);
+  if (schema.maxLength !== undefined) rules.push([`at most ${schema.maxLength} character(s)`]);
+  if (schema.minimum !== undefined) rules.push([`from ${schema.minimum}`]);
+  if (schema.maximum !== undefined) rules.push([`to ${schema.maximum}`]);
+  return rules.flatMap((rule, i) => (i === 0 ? rule : ['; ', ...rule]));
 }
 
 /** An input for a parameter, filled with the document's example (a sample record's value) if any. */
@@ -71,8 +80,10 @@ function tryForm(server, path, operation, credentials) {
   const fields = (operation.parameters ?? []).map((parameter, i) => {
     const id = `${operation.operationId}-${i}`;
     const input = parameterInput(id, parameter);
-    const hint = [parameter.in === 'query' ? 'query' : '', parameter.description, schemaText(parameter.schema ?? {})].filter(Boolean).join('. ');
-    form.append(el('label', { for: id }, el('code', {}, parameter.name)), input, el('p', { class: 'hint' }, hint));
+    // Only the description is Markdown; the schema's pattern is shown as code as it is.
+    const parts = [parameter.in === 'query' ? ['query'] : [], inline(parameter.description), schemaNodes(parameter.schema ?? {})].filter((nodes) => nodes.length > 0);
+    const hint = parts.flatMap((nodes, i) => (i === 0 ? nodes : ['. ', ...nodes]));
+    form.append(el('label', { for: id }, el('code', {}, parameter.name)), input, el('p', { class: 'hint' }, ...hint));
     return { parameter, input };
   });
   const output = el('pre', { class: 'answer', 'aria-live': 'polite' });
@@ -111,7 +122,7 @@ function tryForm(server, path, operation, credentials) {
 
 function parameterTable(parameters) {
   const rows = parameters.map((p) =>
-    el('tr', {}, el('td', {}, el('code', {}, p.name)), el('td', {}, p.in), el('td', {}, p.required ? 'required' : 'optional'), el('td', {}, schemaText(p.schema ?? {}))),
+    el('tr', {}, el('td', {}, el('code', {}, p.name)), el('td', {}, p.in), el('td', {}, p.required ? 'required' : 'optional'), el('td', {}, ...schemaNodes(p.schema ?? {}))),
   );
   return el('table', {}, el('tr', {}, el('th', {}, 'name'), el('th', {}, 'in'), el('th', {}, ''), el('th', {}, 'schema')), ...rows);
 }
@@ -120,7 +131,7 @@ function answers(doc, operation) {
   const list = el('dl', { class: 'answers' });
   for (const [status, reference] of Object.entries(operation.responses ?? {})) {
     const response = resolve(doc, reference) ?? {};
-    const detail = el('dd', {}, response.description ?? '');
+    const detail = el('dd', {}, ...inline(response.description));
     for (const [type, media] of Object.entries(response.content ?? {})) {
       detail.append(el('details', {}, el('summary', {}, type), el('pre', {}, JSON.stringify(resolve(doc, media.schema) ?? {}, null, 2))));
     }
@@ -136,19 +147,19 @@ function operationSection(doc, server, path, method, operation, credentials) {
   const section = el(
     'details',
     { class: 'operation', id, 'data-search': `${id} ${method} ${path} ${operation.summary ?? ''}`.toLowerCase() },
-    el('summary', {}, el('span', { class: `verb ${method}` }, method.toUpperCase()), ' ', el('code', {}, `${server}${path}`), ' ', el('span', { class: 'hint' }, operation.summary ?? '')),
+    el('summary', {}, el('span', { class: `verb ${method}` }, method.toUpperCase()), ' ', el('code', {}, `${server}${path}`), ' ', el('span', { class: 'hint' }, ...inline(operation.summary))),
   );
-  if (operation.description) section.append(el('p', {}, operation.description));
+  if (operation.description) section.append(el('p', {}, ...inline(operation.description)));
   section.append(el('p', { class: 'security' }, `Authentication: ${securityText(doc, operation)}`));
   const parameters = operation.parameters ?? [];
   if (method === 'get') {
     section.append(tryForm(server, path, operation, credentials));
   } else if (parameters.length > 0) {
-    section.append(el('h4', {}, 'Parameters'), parameterTable(parameters));
+    section.append(el('h3', {}, 'Parameters'), parameterTable(parameters));
   }
   const body = operation.requestBody?.content?.['application/json']?.schema;
-  if (body) section.append(el('h4', {}, 'Body (application/json)'), el('pre', { class: 'schema' }, JSON.stringify(resolve(doc, body) ?? {}, null, 2)));
-  section.append(el('h4', {}, 'Answers'), answers(doc, operation));
+  if (body) section.append(el('h3', {}, 'Body (application/json)'), el('pre', { class: 'schema' }, JSON.stringify(resolve(doc, body) ?? {}, null, 2)));
+  section.append(el('h3', {}, 'Answers'), answers(doc, operation));
   return section;
 }
 
@@ -159,7 +170,7 @@ function render(root, doc, source) {
   const server = serverOf(doc.servers);
   document.title = doc.info?.title ?? document.title;
   const filter = el('input', { id: 'filter', type: 'search', placeholder: 'Filter operations', autocomplete: 'off', 'aria-label': 'Filter operations' });
-  root.replaceChildren(el('h1', {}, doc.info?.title ?? 'API'), el('p', {}, doc.info?.description ?? ''), el('p', {}, 'The document: ', el('a', { href: source }, source)));
+  root.replaceChildren(el('h1', {}, doc.info?.title ?? 'API'), el('p', {}, ...inline(doc.info?.description)), el('p', {}, 'The document: ', el('a', { href: source }, source)));
   let credentials;
   if (usesBasic(doc)) {
     credentials = {

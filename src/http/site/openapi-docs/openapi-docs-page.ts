@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
+import { ASSETS } from '../../console/console-assets.js';
 
 /** The page's script and style, files of this folder, served beside each page. */
 export const DOCS_ASSETS = {
@@ -22,6 +23,8 @@ export interface DocsPageOptions {
   readonly documentUrl: string;
   /** The page's route in the scope it is registered in (`/openapi/lookup`, `/docs` under /admin/api). */
   readonly route: string;
+  /** The page's URL as the browser asks for it (the header marks its link as the current page). */
+  readonly pageUrl: string;
   /** The folder route of its assets in that scope; `assetUrl` is the same folder as the browser asks for it. */
   readonly assetRoute: string;
   readonly assetUrl: string;
@@ -38,8 +41,26 @@ function escape(value: string): string {
   return value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-/** The page's HTML: an empty shell the script fills from the document at `documentUrl`. */
-export function docsPageHtml(options: Pick<DocsPageOptions, 'title' | 'documentUrl' | 'assetUrl'>): string {
+/**
+ * The site's header, as the front page and the console have it (src/http/console/layout.ts): the
+ * name leads back to the front page, then the console and both documentation pages.
+ */
+export const DOCS_SITE_LINKS: ReadonlyArray<readonly [href: string, label: string]> = [
+  ['/console', 'Console'],
+  ['/openapi/lookup', 'JSON interface'],
+  ['/admin/api/docs', 'Admin and account API'],
+];
+
+function siteHeader(pageUrl: string): string {
+  const links = DOCS_SITE_LINKS.map(([href, label]) => `<li><a href="${escape(href)}"${href === pageUrl ? ' aria-current="page"' : ''}>${escape(label)}</a></li>`).join('');
+  return `<header class="top"><a class="brand" href="/">vehicle-lookup</a><nav aria-label="Site"><ul>${links}</ul></nav></header>`;
+}
+
+/**
+ * The page's HTML: the site's header and a shell the script fills from the document at
+ * `documentUrl` (its own h1, then h2 per tag and h3 within an operation: no level skipped).
+ */
+export function docsPageHtml(options: Pick<DocsPageOptions, 'title' | 'documentUrl' | 'assetUrl' | 'pageUrl'>): string {
   const url = escape(options.documentUrl);
   return `<!DOCTYPE html>
 <html lang="en">
@@ -47,11 +68,15 @@ export function docsPageHtml(options: Pick<DocsPageOptions, 'title' | 'documentU
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(options.title)}</title>
+<link rel="icon" type="image/svg+xml" href="${escape(ASSETS.icon.path)}">
 <link rel="stylesheet" href="${escape(options.assetUrl)}/${DOCS_ASSETS.style.name}">
 <script src="${escape(options.assetUrl)}/${DOCS_ASSETS.script.name}" defer></script>
 </head>
 <body>
+<a class="skip" href="#api-docs">Skip to content</a>
+${siteHeader(options.pageUrl)}
 <main id="api-docs" data-openapi="${url}">
+<h1>${escape(options.title)}</h1>
 <p>Loading the API description from <a href="${url}">${url}</a>; this page needs JavaScript.</p>
 </main>
 </body>
