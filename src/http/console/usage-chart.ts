@@ -7,7 +7,7 @@ const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9
 /**
  * The plot's own coordinates. The SVG stretches to its box (preserveAspectRatio="none") and holds
  * only bars and the baseline; the axis labels are HTML beside it, so their size is the page's and
- * does not shrink with the chart: scaled text in a 720-wide viewBox was 5 px on a 390 px phone.
+ * does not shrink with the chart: scaled text in a 720-wide viewBox was 5.7 px on a 390 px phone.
  */
 const WIDTH = 720;
 const HEIGHT = 200;
@@ -69,7 +69,7 @@ export function usageChart(rows: readonly UsageRow[], days: readonly string[], m
       shapes += `<rect x="${(i * slot + (slot - bar) / 2).toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}" fill="${segment.colour}">${html`<title>${day} ${segment.label}: ${segment.value}</title>`.text}</rect>`;
     }
   });
-  // The baseline keeps one pixel however far the plot is stretched.
+  // The baseline keeps its 2 px however far the plot is stretched.
   const axis = `<line x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}" stroke="#4a5260" stroke-width="2" vector-effect="non-scaling-stroke"/>`;
   const total = totals.reduce((a, b) => a + b, 0);
   const id = `chart-${metric}`;
