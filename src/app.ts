@@ -191,7 +191,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   };
   // The original service as an upstream (issue 24): its balance gate and record file plug into its provider.
   const regcheck = config.providers.regcheck
-    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
+    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, db: storage.db, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
     : undefined;
   const services = createServices(storage, {
     ...(regcheck ? { regcheckHooks: regcheck.hooks } : {}),
@@ -314,7 +314,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock, regcheck ? () => regcheck.balance.refresh() : undefined), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

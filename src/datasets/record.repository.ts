@@ -1,9 +1,21 @@
-import type { InsertResult } from 'kysely';
+import { sql, type InsertResult } from 'kysely';
 import type { Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 export interface StoredRecord {
   readonly dataset: string;
+  readonly lookupKey: string;
+  /** JSON text of the record. */
+  readonly document: string;
+  readonly source: string;
+}
+
+/**
+ * A record that answers one operation only (`operation_records`, migration 0014): an answer of the
+ * original service, kept as it answered that operation (keptPerOperation).
+ */
+export interface StoredOperationRecord {
+  readonly operation: string;
   readonly lookupKey: string;
   /** JSON text of the record. */
   readonly document: string;
@@ -61,14 +73,25 @@ function bulkUpsert(db: Db, rows: number): PreparedQuery<InsertResult> {
 
 /** Imported records: vehicles and MOT histories by key, Euro NCAP ratings, free test plates. */
 export class RecordRepository {
-  /** Every vehicle and MOT lookup runs this one. */
   private readonly documentByKey: PreparedQuery<{ document: string }>;
+  /** Every vehicle and MOT lookup the record cache does not answer runs this one. */
+  private readonly answerByKey: PreparedQuery<{ document: string; kept: number }>;
   private readonly upsertMany: PreparedQuery<InsertResult>;
   private readonly upsertOne: PreparedQuery<InsertResult>;
 
   constructor(private readonly db: Db) {
     this.documentByKey = new PreparedQuery(2, (p) =>
       db.selectFrom('records').select('document').where('dataset', '=', p(0)).where('lookup_key', '=', p(1)),
+    );
+    // One statement, two primary-key probes: the operation's own record (kept 0) and its
+    // dataset's (kept 1); a lookup costs one round trip either way.
+    this.answerByKey = new PreparedQuery(3, (p) =>
+      db
+        .selectFrom('operation_records')
+        .select(['document', sql<number>`0`.as('kept')])
+        .where('operation', '=', p(0))
+        .where('lookup_key', '=', p(2))
+        .unionAll(db.selectFrom('records').select(['document', sql<number>`1`.as('kept')]).where('dataset', '=', p(1)).where('lookup_key', '=', p(2))),
     );
     this.upsertMany = bulkUpsert(db, BULK_ROWS);
     this.upsertOne = bulkUpsert(db, 1);
@@ -77,6 +100,17 @@ export class RecordRepository {
   async findDocument(dataset: string, lookupKey: string): Promise<string | undefined> {
     const { rows } = await this.documentByKey.execute(this.db, dataset, lookupKey);
     return rows[0]?.document;
+  }
+
+  /**
+   * The record that answers `operation` for a key: the one kept for that operation (an answer of
+   * the original, operation_records) before the one of its dataset, which serves every operation
+   * of the dataset (records).
+   */
+  async findAnswer(operation: string, dataset: string, lookupKey: string): Promise<string | undefined> {
+    const { rows } = await this.answerByKey.execute(this.db, operation, dataset, lookupKey);
+    if (rows.length < 2) return rows[0]?.document;
+    return (rows.find((r) => r.kept === 0) ?? rows[0])?.document;
   }
 
   async findRatingsByMake(makeNorm: string): Promise<Array<{ document: string; modelNorm: string }>> {
@@ -126,6 +160,29 @@ export class RecordRepository {
     return changed;
   }
 
+  /**
+   * Inserts or replaces records kept for one operation, in the caller's transaction; as
+   * upsertRecords, an unchanged record is left alone and of several with one key the last wins.
+   */
+  async upsertOperationRecords(tx: Tx, records: readonly StoredOperationRecord[], updatedAt: string): Promise<void> {
+    // Deduplicated first: one statement may not touch a row twice on PostgreSQL.
+    const last = new Map<string, StoredOperationRecord>();
+    for (const r of records) last.set(`${r.operation}\u0000${r.lookupKey}`, r);
+    const rows = [...last.values()];
+    for (let i = 0; i < rows.length; i += BATCH) {
+      await tx.db
+        .insertInto('operation_records')
+        .values(rows.slice(i, i + BATCH).map((r) => ({ operation: r.operation, lookup_key: r.lookupKey, document: r.document, source: r.source, updated_at: updatedAt })))
+        .onConflict((oc) =>
+          oc
+            .columns(['operation', 'lookup_key'])
+            .doUpdateSet((eb) => ({ document: eb.ref('excluded.document'), source: eb.ref('excluded.source'), updated_at: eb.ref('excluded.updated_at') }))
+            .where((eb) => eb.or([eb('operation_records.document', '<>', eb.ref('excluded.document')), eb('operation_records.source', '<>', eb.ref('excluded.source'))])),
+        )
+        .execute();
+    }
+  }
+
   async upsertRatings(tx: Tx, ratings: readonly StoredRating[], updatedAt: string): Promise<void> {
     for (let i = 0; i < ratings.length; i += BATCH) {
       const chunk = ratings.slice(i, i + BATCH);
@@ -154,15 +211,22 @@ export class RecordRepository {
     }
   }
 
+  /** Records by dataset; records kept for one operation are counted under the operation's name. */
   async countByDataset(): Promise<Record<string, number>> {
     const rows = await this.db
       .selectFrom('records')
       .select(['dataset', (eb) => eb.fn.countAll<string | number>().as('n')])
       .groupBy('dataset')
       .execute();
+    const kept = await this.db
+      .selectFrom('operation_records')
+      .select(['operation', (eb) => eb.fn.countAll<string | number>().as('n')])
+      .groupBy('operation')
+      .execute();
     const ratings = await this.db.selectFrom('ncap_ratings').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow();
     const counts: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const r of rows) counts[r.dataset] = Number(r.n);
+    for (const r of kept) counts[r.operation] = (counts[r.operation] ?? 0) + Number(r.n);
     if (Number(ratings.n) > 0) counts.CheckEuroNCap = Number(ratings.n);
     return counts;
   }

@@ -25,7 +25,7 @@ export interface LookupPipelineDeps {
   /** The providers asked, in order, for an operation. */
   readonly providersFor: (op: OperationDeclaration) => readonly Provider[];
   /**
-   * Records the first provider of a chain called cacheable, deep-frozen, by dataset and key
+   * Records the first provider of a chain called cacheable, deep-frozen, by operation and key
    * (recordCacheKey): a repeated lookup is answered from here without asking any provider.
    * Cleared by imports in this process; the change counter clears it for other processes' writes.
    */
@@ -220,7 +220,11 @@ function resolve(request: LookupRequest): BoundCall {
   return call;
 }
 
-/** Operations sharing a dataset share its records (CheckAustralia and CheckAustraliaExtensive). */
+/**
+ * By operation, not by dataset: operations sharing a dataset may answer one key with different
+ * records (a CheckUKMinimal answer of the original kept for that operation beside the Check one,
+ * RecordRepository.findAnswer), so one operation's cached record must never answer another.
+ */
 function recordCacheKey(query: LookupQuery): string {
-  return `${query.operation.dataset.name}\u0000${query.key}`;
+  return `${query.operation.name}\u0000${query.key}`;
 }

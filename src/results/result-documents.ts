@@ -17,6 +17,13 @@ export interface MotDocument {
   Tests: UkTest[];
   taxDate?: string;
   ExtendedInformation?: Record<string, string>;
+  /**
+   * The XML form's `Json` and `ExtendedInformationJson` texts as the original service sent them
+   * (issue 24: its answers are served byte for byte); absent, the writer makes them from Tests and
+   * ExtendedInformation. Never part of the JSON body.
+   */
+  Json?: string;
+  ExtendedInformationJson?: string;
 }
 
 /** A PreAssessmentSearchResult (interface spec) as stored. */

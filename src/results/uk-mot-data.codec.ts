@@ -1,7 +1,7 @@
 import type { MotDocument, UkTest } from './result-documents.js';
 import type { JsonSchema } from '../shared/json-schema.js';
 import { writeComplex, type ResultCodec } from './result-codec.js';
-import { child, childrenNamed, onlyChildren, simpleText, strings, XmlReadError } from './xml-read.js';
+import { child, childrenNamed, isNil, onlyChildren, simpleText, strings, XmlReadError } from './xml-read.js';
 import { ARRAY_OF_ARRAY_OF_STRING, ARRAY_OF_STRING, arrayItem, optional, sequenceType, writeStrings } from './xsd.js';
 
 /** UKMOTData: the UKMOT result (interface spec "UKMOTData", "UKTest"; compat-notes "Data shapes"). */
@@ -12,9 +12,14 @@ export const UKTEST_ARRAY_FIELDS = ['FailureReasons', 'Advisories'] as const;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
+/** The members of an imported `mot`: the data, then the original's texts of it (MotDocument). */
+const MOT_MEMBERS = ['Tests', 'taxDate', 'ExtendedInformation', 'Json', 'ExtendedInformationJson'];
+/** The XML texts of the data, kept as the original sent them. */
+const MOT_TEXTS = ['Json', 'ExtendedInformationJson'] as const;
+
 function validateMot(mot: Record<string, unknown>): string | undefined {
-  const extra = Object.keys(mot).filter((k) => !['Tests', 'taxDate', 'ExtendedInformation'].includes(k));
-  if (extra.length > 0) return `mot has unexpected field "${extra[0] ?? ''}" (expected Tests, taxDate, ExtendedInformation)`;
+  const extra = Object.keys(mot).filter((k) => !MOT_MEMBERS.includes(k));
+  if (extra.length > 0) return `mot has unexpected field "${extra[0] ?? ''}" (expected ${MOT_MEMBERS.join(', ')})`;
   if (!Array.isArray(mot.Tests)) return 'mot.Tests must be an array';
   for (const [i, test] of mot.Tests.entries()) {
     if (!isObject(test)) return `mot.Tests[${i}] must be an object`;
@@ -26,6 +31,9 @@ function validateMot(mot: Record<string, unknown>): string | undefined {
     }
   }
   if ('taxDate' in mot && typeof mot.taxDate !== 'string') return 'mot.taxDate must be a string';
+  for (const f of MOT_TEXTS) {
+    if (f in mot && typeof mot[f] !== 'string') return `mot.${f} must be a string`;
+  }
   if ('ExtendedInformation' in mot) {
     const ext = mot.ExtendedInformation;
     if (!isObject(ext) || !Object.values(ext).every((v) => typeof v === 'string')) return 'mot.ExtendedInformation must be an object of string values';
@@ -102,7 +110,6 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
     };
     const taxDate = child(root, 'taxDate');
     if (taxDate) mot.taxDate = simpleText(taxDate);
-    // Json and ExtendedInformationJson are the same data as text; the writer makes them again.
     const extended = child(root, 'ExtendedInformation');
     if (extended) {
       onlyChildren(extended, ['ArrayOfString']);
@@ -114,12 +121,23 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
       }
       mot.ExtendedInformation = pairs;
     }
-    return mot;
+    // The same data as text, kept as the original wrote it (its spacing, escapes, nulls): served
+    // byte for byte, never made again from what was read above (issue 24).
+    const texts: Pick<MotDocument, (typeof MOT_TEXTS)[number]> = {};
+    for (const f of MOT_TEXTS) {
+      const c = child(root, f);
+      if (c && !isNil(c)) texts[f] = simpleText(c);
+    }
+    return { ...mot, ...texts };
   },
 
   isChargeable: () => true,
 
-  jsonBody: (mot) => ({ ...mot, Tests: mot.Tests, ExtendedInformation: mot.ExtendedInformation ?? {} }),
+  jsonBody: (mot) => {
+    // The XML form's texts (MOT_TEXTS) are left out: the JSON body is the data itself, in the record's order.
+    const { Json: _json, ExtendedInformationJson: _extendedJson, ...data } = mot;
+    return { ...data, Tests: data.Tests, ExtendedInformation: data.ExtendedInformation ?? {} };
+  },
 
   jsonSchema: () => MOT_JSON_SCHEMA,
 
@@ -143,7 +161,7 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
         w.close();
       }
       if (mot.taxDate !== undefined) w.leaf('taxDate', mot.taxDate);
-      w.leaf('Json', JSON.stringify(mot.Tests));
+      w.leaf('Json', mot.Json ?? JSON.stringify(mot.Tests));
       const extended = Object.entries(mot.ExtendedInformation ?? {});
       if (extended.length === 0) w.empty('ExtendedInformation');
       else {
@@ -151,7 +169,7 @@ export const ukMotDataCodec: ResultCodec<MotDocument> = {
         for (const [k, v] of extended) writeStrings(w, 'ArrayOfString', [k, v]);
         w.close();
       }
-      w.leaf('ExtendedInformationJson', JSON.stringify(mot.ExtendedInformation ?? {}));
+      w.leaf('ExtendedInformationJson', mot.ExtendedInformationJson ?? JSON.stringify(mot.ExtendedInformation ?? {}));
     });
   },
 

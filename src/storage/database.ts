@@ -127,6 +127,19 @@ export interface RecordsTable {
   updated_at: string;
 }
 
+/**
+ * Records that answer one operation only: the original service's answers (migration 0014), read
+ * before the dataset's record of `records`.
+ */
+export interface OperationRecordsTable {
+  operation: string;
+  lookup_key: string;
+  /** The record as JSON text, as `records.document`. */
+  document: string;
+  source: string;
+  updated_at: string;
+}
+
 export interface NcapRatingsTable {
   /** Euro NCAP's own Id where given, else "MAKE|MODEL|YEAR". */
   rating_key: string;
@@ -322,6 +335,14 @@ export interface UpstreamAlertMarksTable {
   fired_at: string;
 }
 
+/** The operator's balance at a paid upstream, shared by every instance (migration 0015). */
+export interface UpstreamBalancesTable {
+  provider: string;
+  credits: number;
+  /** When an instance last read it from the upstream (ISO 8601, UTC). */
+  read_at: string;
+}
+
 export interface DatabaseSchema {
   accounts: AccountsTable;
   ledger: LedgerTable;
@@ -332,6 +353,7 @@ export interface DatabaseSchema {
   operator_tokens: OperatorTokensTable;
   audit_log: AuditLogTable;
   records: RecordsTable;
+  operation_records: OperationRecordsTable;
   ncap_ratings: NcapRatingsTable;
   test_plates: TestPlatesTable;
   upstream_cache: UpstreamCacheTable;
@@ -347,6 +369,7 @@ export interface DatabaseSchema {
   imports: ImportsTable;
   upstream_stats: UpstreamStatsTable;
   upstream_alert_marks: UpstreamAlertMarksTable;
+  upstream_balances: UpstreamBalancesTable;
   credit_references: CreditReferencesTable;
 }
 

@@ -58,6 +58,15 @@ export class SignUpLimitError extends Error {
   }
 }
 
+/** An invite link's user and state (UserService.invitation). */
+export interface Invitation {
+  readonly user: User;
+  /** open: the password can be set; used: it was; expired: INVITE_TTL_MS passed first. */
+  readonly state: 'open' | 'used' | 'expired';
+  readonly expiresAt: string;
+  readonly usedAt: string | null;
+}
+
 /** What a self-service sign-up asks for, and the operator's terms (Config.signup). */
 export interface SignUpRequest {
   readonly username: string;
@@ -235,6 +244,20 @@ export class UserService {
     const account = await db.selectFrom('accounts').select('id').where('username', '=', request.username).executeTakeFirst();
     const user = await db.selectFrom('users').select('id').where('name', '=', request.username).executeTakeFirst();
     if (account !== undefined || user !== undefined) throw new UserError('ALREADY_EXISTS', `the name ${request.username} is taken; choose another`);
+  }
+
+  /**
+   * What an invite link is for, without using it (the console's accept page names the user and the
+   * account before a password is chosen, issue 26 item 11): undefined for an unknown token; a used
+   * or expired invite says so, with when.
+   */
+  async invitation(token: string): Promise<Invitation | undefined> {
+    const invite = await this.storage.db.selectFrom('invites').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();
+    if (!invite) return undefined;
+    const user = await this.findById(invite.user_id);
+    if (!user) return undefined;
+    const state = invite.used_at !== null ? 'used' : invite.expires_at <= this.clock.now().toISOString() ? 'expired' : 'open';
+    return { user, state, expiresAt: invite.expires_at, usedAt: invite.used_at };
   }
 
   /** Sets the password of an invited user; the invite works once, within INVITE_TTL_MS. */

@@ -10,8 +10,15 @@ export interface ConsoleSession {
 
 export const form = (fields: Record<string, string | number>): string => new URLSearchParams(Object.entries(fields).map(([k, v]): [string, string] => [k, String(v)])).toString();
 
-/** The forms posted before there is a session; each page sets its own anti-forgery cookie (src/http/auth/form-token.ts). */
-const SESSIONLESS_FORMS = new Set(['/console/login', '/console/invite']);
+/**
+ * The forms posted before there is a session, with the page that shows each; each page sets its
+ * own anti-forgery cookie (src/http/auth/form-token.ts).
+ */
+const SESSIONLESS_FORMS: ReadonlyMap<string, string> = new Map([
+  ['/console/login', '/console/login'],
+  ['/console/invite', '/console/invite'],
+  ['/console/invite/open', '/console/invite'],
+]);
 
 /** Opens a session-less form's page as a browser does: its form-token cookie and hidden field. */
 export async function openForm(t: TestApp, url: string, headers: Record<string, string> = {}): Promise<ConsoleSession> {
@@ -29,7 +36,8 @@ export async function openForm(t: TestApp, url: string, headers: Record<string, 
  * their page for its form token, as a browser would have.
  */
 export async function post(t: TestApp, url: string, fields: Record<string, string | number>, session?: ConsoleSession, options: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<LightMyRequestResponse> {
-  if (!session && options.csrf !== false && SESSIONLESS_FORMS.has(url)) session = await openForm(t, url, options.headers);
+  const formPage = SESSIONLESS_FORMS.get(url);
+  if (!session && options.csrf !== false && formPage !== undefined) session = await openForm(t, formPage, options.headers);
   const withCsrf = session && options.csrf !== false ? { ...fields, _csrf: session.csrf } : fields;
   return t.app.inject({
     method: 'POST',

@@ -439,7 +439,8 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
     expect((await post(t, '/console/admin/tokens', { name: 'x', scope: 'admin' }, root)).statusCode).toBe(400);
     const markup = await post(t, '/console/admin/tokens', { name: '<b>x</b>', scope: 'read' }, root);
     expect(markup.statusCode).toBe(400);
-    expect(markup.body).toContain('a token name must be');
+    // Said at the name field, the form kept (issue 26 item 10).
+    expect(markup.body).toContain('<p class="field-error" id="tk-name-error" role="alert">A token name must be');
     expect((await post(t, '/console/admin/tokens/999999/revoke', {}, root)).statusCode).toBe(404);
 
     const revoked = await post(t, `/console/admin/tokens/${token?.id ?? 0}/revoke`, {}, root);

@@ -280,7 +280,7 @@ describe.each(await enginesToTest())('web console on %s', (engine) => {
     expect((await post(t, '/console/account/keys', { name: 'x' }, member)).statusCode).toBe(403);
   });
 
-  it('invites a customer from the operator console; the invite page sets the password once, then the customer logs in', async () => {
+  it('invites a customer from the operator console; the invite page sets the password once and logs the customer in', async () => {
     await t.account('alice', 10);
     const root = await operatorSession('root');
     const invited = await post(t, '/console/admin/accounts/alice/users', { name: 'carol@example.com', role: 'owner' }, root);
@@ -289,10 +289,12 @@ describe.each(await enginesToTest())('web console on %s', (engine) => {
     expect(url).toMatch(/\/account\/invite#[\w-]+$/);
     expect((await get(t, '/account/invite')).statusCode).toBe(200);
     const token = url.split('#')[1] ?? '';
-    const accepted = await post(t, '/console/invite', { token, password: PASSWORD });
-    expect(accepted.headers.location).toBe('/console/login?accepted=1');
-    const again = await post(t, '/console/invite', { token, password: PASSWORD });
-    expect(again.statusCode).toBe(404);
+    expect((await post(t, '/console/invite/open', { token })).body).toContain('data-testid="invited-account">alice<');
+    const accepted = await post(t, '/console/invite', { token, password: PASSWORD, confirm: PASSWORD });
+    expect(accepted.headers.location).toBe('/console/account?joined=1');
+    expect(sessionCookieOf(accepted)).toMatch(/^vl_session=[\w-]+;/);
+    const again = await post(t, '/console/invite', { token, password: PASSWORD, confirm: PASSWORD });
+    expect(again.statusCode).toBe(410);
     const carol = await consoleLogin(t, 'carol@example.com');
     expect((await get(t, '/console/account', carol)).body).toContain('Account alice');
   });
@@ -318,9 +320,9 @@ describe.each(await enginesToTest())('web console on %s', (engine) => {
     expect((await post(t, '/console/login', { username: 'root', password: PASSWORD })).statusCode).toBe(303);
 
     const { inviteToken } = await users(t).createOperator('second', 'viewer', true);
-    const invite = await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD }, undefined, { csrf: false });
+    const invite = await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD, confirm: PASSWORD }, undefined, { csrf: false });
     expect(invite.statusCode).toBe(403);
-    expect((await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD })).headers.location).toBe('/console/login?accepted=1');
+    expect((await post(t, '/console/invite', { token: inviteToken ?? '', password: PASSWORD, confirm: PASSWORD })).headers.location).toBe('/console/admin');
   });
 
   it('makes an operator created with a one-time password set its own before anything else', async () => {
@@ -332,7 +334,7 @@ describe.each(await enginesToTest())('web console on %s', (engine) => {
     expect(overview.headers.location).toBe('/console/password');
     const form = await get(t, '/console/password', { cookie, csrf: '' });
     const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
-    const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD }, { cookie, csrf });
+    const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD, confirm: PASSWORD }, { cookie, csrf });
     expect(changed.headers.location).toBe('/console/password?changed=1');
     const confirmed = await get(t, '/console/password?changed=1', { cookie, csrf });
     expect(confirmed.body).toContain('Your password is changed.');

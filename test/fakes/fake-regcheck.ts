@@ -51,6 +51,16 @@ export const UK_VEHICLE_JSON =
   '"VehicleIdentificationNumber": "SARRJZLBB1M900001", "KType": "", "EngineNumber": "18K4F-X0001", ' +
   `"ImageUrl": "https://www.regcheck.org.uk/image.aspx/@${b64('ROVER 75 CLUB SE|motorcycle')}" }`;
 
+/**
+ * The original's CheckUKMinimal answer of the same vehicle as UK_VEHICLE_JSON (its "less data"
+ * lookup: six members and the ImageUrl). Check and CheckUKMinimal share a dataset here, so a
+ * replayed store must keep each operation's answer apart.
+ */
+export const UK_MINIMAL_VEHICLE_JSON =
+  '{ "Description": "ROVER 75 CLUB SE", "RegistrationYear": "2004", "CarMake": { "CurrentTextValue": "ROVER" }, "CarModel": { "CurrentTextValue": "75 CLUB SE" }, ' +
+  '"MakeDescription": { "CurrentTextValue": "ROVER" }, "ModelDescription": { "CurrentTextValue": "75 CLUB SE" }, ' +
+  `"ImageUrl": "https://www.regcheck.org.uk/image.aspx/@${b64('ROVER 75 CLUB SE')}" }`;
+
 export const AU_VEHICLE_JSON = [
   '{',
   '  "Description": "HOLDEN Barina 3D Hatchback Caf\\u00e9",',
@@ -83,7 +93,7 @@ export const AU_VEHICLE_JSON = [
 
 export const IOM_VEHICLE_JSON = '{"Description":"FORD FOCUS","RegistrationYear":2012,"CarMake":{"CurrentTextValue":"FORD"},"NumberOfSeats":{"CurrentValue":5,"CurrentTextValue":"5"}}';
 
-/** One answer per result type (Vehicle three times: both services and both text styles). */
+/** One answer per result type (Vehicle four times: both services, both text styles, two operations of one dataset). */
 export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
   {
     operation: 'Check', service: 'reg', resultType: 'Vehicle', params: [['RegistrationNumber', 'LV04XYZ']],
@@ -93,6 +103,13 @@ export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
         ['Description', 'ROVER 75 CLUB SE'], ['RegistrationYear', '2004'], ['CarMake', [['CurrentTextValue', 'ROVER']]], ['CarModel', '75 CLUB SE'],
         ['BodyStyle', [['CurrentTextValue', 'Motorbike']]], ['EngineSize', [['CurrentTextValue', '1796']]], ['FuelType', [['CurrentTextValue', 'PETROL']]],
       ]],
+    ],
+  },
+  {
+    operation: 'CheckUKMinimal', service: 'bespoke', resultType: 'Vehicle', params: [['regNumber', 'LV04XYZ']],
+    content: [
+      ['vehicleJson', UK_MINIMAL_VEHICLE_JSON],
+      ['vehicleData', [['Description', 'ROVER 75 CLUB SE'], ['RegistrationYear', '2004'], ['CarMake', [['CurrentTextValue', 'ROVER']]], ['CarModel', '75 CLUB SE']]],
     ],
   },
   {
@@ -123,12 +140,14 @@ export const REGCHECK_FIXTURES: readonly RegcheckFixture[] = [
         ['UKTest', [['TestDate', '2025.06.01 09:00:00'], ['Result', 'Fail'], ['Odometer', '98230'], ['TestNumber', '500100200299'], ['FailureReasons', [['string', 'Headlamp aim too high']]], ['Advisories', []]]],
       ]],
       ['taxDate', '01 Apr 2026'],
+      // Json.NET writes the failed test's missing ExpiryDate as null, which the UKTest elements
+      // leave out: only the text kept as it came gives these bytes back.
       ['Json', JSON.stringify([
         { TestDate: '2025.06.02 10:11:12', ExpiryDate: '2026.06.01', Result: 'Pass', Odometer: '98231', TestNumber: '500100200300', FailureReasons: [], Advisories: ['Tyre worn close to limit'] },
-        { TestDate: '2025.06.01 09:00:00', Result: 'Fail', Odometer: '98230', TestNumber: '500100200299', FailureReasons: ['Headlamp aim too high'], Advisories: [] },
+        { TestDate: '2025.06.01 09:00:00', ExpiryDate: null, Result: 'Fail', Odometer: '98230', TestNumber: '500100200299', FailureReasons: ['Headlamp aim too high'], Advisories: [] },
       ])],
       ['ExtendedInformation', [['ArrayOfString', [['string', 'Make'], ['string', 'ROVER']]], ['ArrayOfString', [['string', 'Colour'], ['string', 'GREEN']]]]],
-      ['ExtendedInformationJson', JSON.stringify({ Make: 'ROVER', Colour: 'GREEN' })],
+      ['ExtendedInformationJson', '{ "Make": "ROVER", "Colour": "GREEN" }'],
     ],
   },
   {
@@ -210,7 +229,7 @@ export function fixtureOf(operation: string): RegcheckFixture {
 }
 
 /** "UK Lookup failed" names the country as the original does; the fake knows a few labels. */
-const LABELS: Readonly<Record<string, string>> = { Check: 'UK', CheckAustralia: 'Australia', CheckIOM: 'Isle of Man', UKMOT: 'UK MOT', CheckUSA: 'USA' };
+const LABELS: Readonly<Record<string, string>> = { Check: 'UK', CheckUKMinimal: 'UK', CheckAustralia: 'Australia', CheckIOM: 'Isle of Man', UKMOT: 'UK MOT', CheckUSA: 'USA' };
 
 const MAINTENANCE_PAGE =
   '<!DOCTYPE html>\r\n<html><head><title>Down for maintenance</title></head><body><h1>We are upgrading our servers</h1><p>Please try again in a few minutes.</p></body></html>';

@@ -197,8 +197,10 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
         expect(res.body, fixture.operation).toBe(answers.get(url));
       }
       expect(fake.calls()).toBe(calls);
-      const sources = await offline.services.storage.db.selectFrom('records').select('source').distinct().execute();
+      // Each answer is kept for the operation it answered (operation_records), none for its whole dataset.
+      const sources = await offline.services.storage.db.selectFrom('operation_records').select('source').distinct().execute();
       expect(sources.map((s) => s.source)).toEqual(['regcheck']);
+      expect(await offline.services.storage.db.selectFrom('records').select('dataset').execute()).toEqual([]);
     }
   });
 });

@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../../src/app.js';
+import type { ProviderView } from '../../src/providers/upstream/providers-view.js';
+import type { TestApp } from '../helpers/test-app.js';
+import { as, operator } from '../admin/admin-harness.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { FakeRegcheck } from '../fakes/fake-regcheck.js';
 import { ManualRepeat } from '../helpers/manual-repeat.js';
@@ -56,6 +59,8 @@ describe.each(await enginesToTest())('the balance at the original on %s', (engin
     expect(await alerts()).toEqual([]);
     // A found answer costs one credit at the original: 101 -> 100 is not below 100; 100 -> 99 is.
     expect((await app.app.inject({ url: checkUrl('alice') })).statusCode).toBe(200);
+    // Counted down in the store after the answer went out: wait for that write.
+    await app.regcheck?.balance.settled();
     expect(balance()).toBe(100);
     await app.regcheck?.balance.check();
     expect(await alerts()).toEqual([]);
@@ -106,6 +111,7 @@ describe.each(await enginesToTest())('the balance at the original on %s', (engin
     await app.regcheck?.balance.check();
     await app.services.accounts.create('alice', 10);
     expect((await app.app.inject({ url: checkUrl('alice') })).statusCode).toBe(200);
+    await app.regcheck?.balance.settled();
     expect(balance()).toBe(0);
     const calls = fake.calls();
     expect((await app.app.inject({ url: '/api/reg.asmx/CheckAustralia?RegistrationNumber=ZZT481&State=NSW&username=alice' })).statusCode).toBe(500);
@@ -123,5 +129,81 @@ describe.each(await enginesToTest())('the balance at the original on %s', (engin
     expect(status.providers.regcheck.balance.lastError?.message).toBeDefined();
     expect(JSON.stringify(status)).not.toContain('op-user');
     fake = await FakeRegcheck.start({ username: 'op-user' });
+  });
+});
+
+/**
+ * Several instances on one store share one balance (upstream_balances): what any of them read
+ * from getcredits or spent at the original is the figure every instance shows and gates on.
+ */
+describe.each(await enginesToTest())('the balance at the original, shared by two instances on %s', (engine) => {
+  let fake: FakeRegcheck;
+  let store: SharedStore;
+  const apps: BuiltApp[] = [];
+
+  beforeEach(async () => {
+    fake = await FakeRegcheck.start({ username: 'op-user', credits: 101 });
+    store = await sharedStore(engine);
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.app.close();
+    await fake.close();
+    await store.drop();
+  });
+
+  async function instance(): Promise<BuiltApp> {
+    // Each its own timer, never fired: only the read at start and the ones a test asks for.
+    const app = await gatewayApp(store, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000' }, new ManualRepeat().repeat);
+    apps.push(app);
+    await app.regcheck?.balance.check();
+    return app;
+  }
+
+  let viewers = 0;
+  const shown = async (app: BuiltApp): Promise<number | null | undefined> => {
+    viewers += 1;
+    const viewer = as(app as TestApp, await operator(app as TestApp, `balance-viewer${viewers}`, 'viewer'));
+    const res = await viewer('GET', '/admin/api/providers');
+    expect(res.statusCode).toBe(200);
+    return res.json<{ providers: Record<string, ProviderView> }>().providers.regcheck?.balance?.credits;
+  };
+
+  it('shows on every instance the balance one of them read', async () => {
+    const one = await instance();
+    const two = await instance();
+    expect([await shown(one), await shown(two)]).toEqual([101, 101]);
+    fake.credits = 57;
+    await one.regcheck?.balance.check();
+    const reads = fake.creditChecks;
+    // The second instance did not ask getcredits again, and shows what the first read.
+    expect(await shown(two)).toBe(57);
+    expect(two.regcheck?.balance.balance).toBe(57);
+    expect(fake.creditChecks).toBe(reads);
+  });
+
+  it('stops asking the original on every instance when one of them spent the last credit', async () => {
+    const one = await instance();
+    const two = await instance();
+    fake.credits = 1;
+    await one.regcheck?.balance.check();
+    await one.services.accounts.create('alice', 10);
+    // The first instance's answer spends the last credit at the original ...
+    expect((await one.app.inject({ url: checkUrl('alice') })).statusCode).toBe(200);
+    await one.regcheck?.balance.settled();
+    expect(one.regcheck?.balance.balance).toBe(0);
+    // ... and the second, whose own last read said 101, does not ask for another vehicle: free and unavailable.
+    const calls = fake.calls();
+    const refused = await two.app.inject({ url: '/api/reg.asmx/CheckAustralia?RegistrationNumber=ZZT481&State=NSW&username=alice' });
+    expect(refused.statusCode).toBe(500);
+    expect(refused.body).toMatch(/unavailable/i);
+    expect(fake.calls()).toBe(calls);
+    expect(await shown(two)).toBe(0);
+    expect((await two.services.accounts.show('alice')).credits).toBe(9);
+
+    // Topped up and read by the second instance: both ask again.
+    fake.credits = 30;
+    await two.regcheck?.balance.check();
+    expect((await one.app.inject({ url: '/api/reg.asmx/CheckAustralia?RegistrationNumber=ZZT481&State=NSW&username=alice' })).statusCode).toBe(200);
+    expect(fake.calls()).toBe(calls + 1);
   });
 });

@@ -11,6 +11,7 @@ import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
 import { UpstreamSpendRepository } from '../../src/providers/upstream/upstream-spend.js';
+import { UpstreamBalanceRepository } from '../../src/providers/upstream/upstream-balance.repository.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { copyStore } from '../../src/storage/store-copy.js';
 import { basic, cli, json, type CliRun } from '../cli/cli-harness.js';
@@ -37,11 +38,13 @@ const FIXTURE_TABLES = [
   'login_throttle',
   'lookup_stats',
   'ncap_ratings',
+  'operation_records',
   'operator_tokens',
   'records',
   'sessions',
   'test_plates',
   'upstream_alert_marks',
+  'upstream_balances',
   'upstream_cache',
   'upstream_stats',
   'users',
@@ -52,6 +55,14 @@ const FIXTURE_TABLES = [
 
 const FRANCE = { operation: 'CheckFrance', key: { RegistrationNumber: 'EG258MA' }, vehicle: { Description: 'Peugeot 208 Allure', CarMake: { CurrentTextValue: 'PEUGEOT' }, CarModel: { CurrentTextValue: '208' } } };
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'H84JAE', State: 'NJ' }, vehicle: { Description: 'Honda Accord', CarMake: { CurrentTextValue: 'Honda' }, CarModel: { CurrentTextValue: 'Accord' } } };
+/** An answer of the original as its record file writes it: kept for its operation (operation_records, migration 0014). */
+const RECORDED = {
+  operation: 'CheckUKMinimal',
+  key: { regNumber: 'LV04XYZ' },
+  vehicle: { vehicleJson: '{ "Description": "ROVER 75 CLUB SE" }', vehicleData: { Description: 'ROVER 75 CLUB SE' } },
+  source: 'regcheck',
+  fetchedAt: '2026-11-27T13:05:09.120Z',
+};
 const USA_FREE = { operation: 'CheckUSA', key: { RegistrationNumber: 'TEST1', State: 'CA' }, vehicle: { Description: 'Test plate vehicle' } };
 const NCAP = [
   { operation: 'CheckEuroNCap', ncap: { Make: 'Volvo', Model: 'XC60', Id: 90017, SortOrder: 1, Year: 2017 } },
@@ -93,7 +104,7 @@ async function populate(dir: string): Promise<Record<string, string>> {
   try {
     const s = built.services;
     const file = join(dir, 'fixture.jsonl');
-    writeFileSync(file, [FRANCE, USA, USA_FREE, ...NCAP].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(file, [FRANCE, USA, USA_FREE, RECORDED, ...NCAP].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const summary = await s.importer.importFile(file, { skipInvalid: false, source: 'fixture' });
     expect(summary.committed).toBe(true);
     // An import job of the admin API (migration 0009), with its validation report.
@@ -115,6 +126,8 @@ async function populate(dir: string): Promise<Record<string, string>> {
     await new UpstreamCacheRepository(s.storage.db).put('dvla', 'AB12CDE', { status: 'found', payload: { make: 'FORD' } }, 3600, new Date());
     // Upstream spend and a fired balance alert of the original service (migration 0012).
     await s.storage.transaction((tx) => new UpstreamSpendRepository(s.storage.db).add(tx, [{ day: '2026-11-27', provider: 'regcheck', operation: 'Check', outcome: 'found', count: 3 }]));
+    // The balance at the original every instance shares (migration 0015).
+    await new UpstreamBalanceRepository(s.storage.db).publish('regcheck', 250, '2026-11-27T13:05:09.120Z');
     await s.storage.db.insertInto('upstream_alert_marks').values({ provider: 'regcheck', event: 'upstream.credits.low', credits: 42, fired_at: '2026-11-27T12:00:00.000Z' }).execute();
     // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
     const users = new UserService(s.storage, systemClock, s.audit, s.accounts);
@@ -315,7 +328,7 @@ describe('migrate-store to PostgreSQL', () => {
       verified: true,
       sourceChangedDuringCopy: false,
     });
-    expect(summary.tables).toMatchObject({ accounts: 4, records: 3, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
+    expect(summary.tables).toMatchObject({ accounts: 4, records: 3, operation_records: 1, ncap_ratings: 2, test_plates: 1, upstream_cache: 1 });
     const next = (table: string): number => (summary.tables[table] ?? 0) + 1;
     expect(summary.nextIds).toEqual({
       'accounts.id': 5,

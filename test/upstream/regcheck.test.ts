@@ -140,6 +140,8 @@ describe('every result type of the original, re-served on the five bindings as i
       } else {
         expect(JSON.parse(json.body)).toEqual(codecOf(op.resultType).jsonBody(codecOf(op.resultType).fromRecord(record, { operation: op, baseUrl: '' })));
       }
+      // The XML texts of an MOT history (kept as the original wrote them) are not part of its JSON body.
+      if (f.resultType === 'UKMOTData') expect(Object.keys(JSON.parse(json.body) as object).sort()).toEqual(['ExtendedInformation', 'Tests', 'taxDate']);
       // Five bindings, one upstream call: the rest came from the shared cache.
       expect(fake.server.requests.filter((r) => r.path === `${servicePath(f)}/${op.name}`)).toHaveLength(1);
     });

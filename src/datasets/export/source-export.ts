@@ -26,6 +26,12 @@ interface ImportShapedPayload {
   readonly record: unknown;
 }
 
+/** An import line's `key` of a stored lookup key: the operation's key parameters by name. */
+function keyOf(op: OperationDeclaration, lookupKey: string): Record<string, string> {
+  const values = splitKey(lookupKey);
+  return Object.fromEntries(Catalogue.keyParameters(op).map((p, i) => [p.name, values[i] ?? '']));
+}
+
 function isImportShaped(value: unknown): value is ImportShapedPayload {
   if (typeof value !== 'object' || value === null) return false;
   const v = value as Record<string, unknown>;
@@ -34,7 +40,8 @@ function isImportShaped(value: unknown): value is ImportShapedPayload {
 
 /**
  * Writes what the store holds from one source as import lines (`vehicle-lookup export`): the
- * records imported with that source (the `records` and `ncap_ratings` tables), then the answers
+ * records imported with that source (the `records`, `operation_records` and `ncap_ratings`
+ * tables), then the answers
  * the upstream answer cache holds from the provider of that name (found, not expired), where the
  * provider caches them as import lines do (the original service's `regcheck` does). Each line
  * names its `source` and `fetchedAt` (the record's import time, or when the upstream answered), so
@@ -58,10 +65,17 @@ export class SourceExport {
   }
 
   async *lines(options: ExportOptions): AsyncGenerator<ExportLine> {
+    // What was written, by dataset (a record every operation of it reads) and by operation (a
+    // record kept for that operation): a cached answer either one answers first is left out.
     const written = new Set<string>();
     for await (const line of this.records(options)) {
       const checked = this.validator.validate(line);
-      if (checked.ok && checked.line.kind === 'record') written.add(`${checked.line.record.dataset}\u0000${checked.line.record.lookupKey}`);
+      if (checked.ok && checked.line.kind === 'record') written.add(`dataset\u0000${checked.line.record.dataset}\u0000${checked.line.record.lookupKey}`);
+      yield line;
+    }
+    for await (const line of this.operationRecords(options)) {
+      const checked = this.validator.validate(line);
+      if (checked.ok && checked.line.kind === 'record') written.add(`operation\u0000${line.operation}\u0000${checked.line.record.lookupKey}`);
       yield line;
     }
     yield* this.ratings(options);
@@ -70,11 +84,34 @@ export class SourceExport {
       // A cached answer the import would refuse (a payload of an older shape) is left out.
       if (!checked.ok) continue;
       if (checked.line.kind === 'record') {
-        const id = `${checked.line.record.dataset}\u0000${checked.line.record.lookupKey}`;
-        if (written.has(id)) continue;
+        const { dataset, lookupKey } = checked.line.record;
+        const id = `operation\u0000${line.operation}\u0000${lookupKey}`;
+        if (written.has(`dataset\u0000${dataset}\u0000${lookupKey}`) || written.has(id)) continue;
         written.add(id);
       }
       yield line;
+    }
+  }
+
+  /** The records kept for one operation (operation_records: the original's answers), under that operation. */
+  private async *operationRecords(options: ExportOptions): AsyncGenerator<ExportLine> {
+    let after: { operation: string; key: string } | undefined;
+    for (;;) {
+      let query = this.db.selectFrom('operation_records').select(['operation', 'lookup_key', 'document', 'updated_at']).where('source', '=', options.source);
+      if (options.since !== undefined) query = query.where('updated_at', '>=', options.since);
+      if (after) {
+        const { operation, key } = after;
+        query = query.where((eb) => eb.or([eb('operation', '>', operation), eb.and([eb('operation', '=', operation), eb('lookup_key', '>', key)])]));
+      }
+      const rows = await query.orderBy('operation').orderBy('lookup_key').limit(PAGE).execute();
+      for (const row of rows) {
+        const op = this.catalogue.find(row.operation);
+        if (!op) continue;
+        yield { operation: op.name, key: keyOf(op, row.lookup_key), [RESULT_CODECS[op.resultType].importPayload.field]: JSON.parse(row.document) as unknown, source: options.source, fetchedAt: row.updated_at };
+      }
+      const last = rows.at(-1);
+      if (!last || rows.length < PAGE) return;
+      after = { operation: last.operation, key: last.lookup_key };
     }
   }
 
@@ -91,10 +128,7 @@ export class SourceExport {
       for (const row of rows) {
         const op = this.byDataset.get(row.dataset);
         if (!op) continue;
-        const params = Catalogue.keyParameters(op);
-        const values = splitKey(row.lookup_key);
-        const key = Object.fromEntries(params.map((p, i) => [p.name, values[i] ?? '']));
-        yield { operation: op.name, key, [RESULT_CODECS[op.resultType].importPayload.field]: JSON.parse(row.document) as unknown, source: options.source, fetchedAt: row.updated_at };
+        yield { operation: op.name, key: keyOf(op, row.lookup_key), [RESULT_CODECS[op.resultType].importPayload.field]: JSON.parse(row.document) as unknown, source: options.source, fetchedAt: row.updated_at };
       }
       const last = rows.at(-1);
       if (!last || rows.length < PAGE) return;

@@ -2,7 +2,8 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Clock } from '../../shared/clock.js';
 import type { Storage } from '../../storage/create-database.js';
-import type { RecordRepository, StoredRating, StoredRecord } from '../record.repository.js';
+import { keptPerOperation } from '../kept-per-operation.js';
+import type { RecordRepository, StoredOperationRecord, StoredRating, StoredRecord } from '../record.repository.js';
 import type { RecordValidator, ValidatedLine } from './record-validator.js';
 
 export interface ImportOptions {
@@ -76,27 +77,34 @@ export class JsonlImporter {
   private async write(path: string, options: ImportOptions): Promise<ImportSummary> {
     const byOperation: Record<string, number> = Object.create(null) as Record<string, number>;
     let records: StoredRecord[] = [];
+    let kept: StoredOperationRecord[] = [];
     let ratings: StoredRating[] = [];
     let imported = 0;
     const flush = async (): Promise<void> => {
-      if (records.length === 0 && ratings.length === 0) return;
+      if (records.length === 0 && kept.length === 0 && ratings.length === 0) return;
       const batchRecords = records;
+      const batchKept = kept;
       const batchRatings = ratings;
       records = [];
+      kept = [];
       ratings = [];
       const now = this.clock.now().toISOString();
       await this.storage.transaction(async (tx) => {
         await this.records.upsertRecords(tx, batchRecords, now);
+        if (batchKept.length > 0) await this.records.upsertOperationRecords(tx, batchKept, now);
         await this.records.upsertRatings(tx, batchRatings, now);
       });
       this.afterWrite();
     };
     const summary = await this.scan(path, options, 'importing', async (line) => {
-      if (line.kind === 'record') records.push({ ...line.record, source: line.source ?? options.source });
-      else ratings.push({ ...line.rating, source: line.source ?? options.source });
+      const source = line.source ?? options.source;
+      if (line.kind === 'rating') ratings.push({ ...line.rating, source });
+      // An answer of the original answers its own operation only (kept-per-operation.ts).
+      else if (keptPerOperation(source)) kept.push({ operation: line.operation, lookupKey: line.record.lookupKey, document: line.record.document, source });
+      else records.push({ ...line.record, source });
       byOperation[line.operation] = (byOperation[line.operation] ?? 0) + 1;
       imported += 1;
-      if (records.length + ratings.length >= BATCH_SIZE) await flush();
+      if (records.length + kept.length + ratings.length >= BATCH_SIZE) await flush();
     });
     await flush();
     return { linesRead: summary.linesRead, imported, invalid: summary.invalid, byOperation, committed: true };

@@ -48,8 +48,11 @@ export const accountsPages: FastifyPluginAsync<AccountsPagesOptions> = (app, opt
     const { accounts, total } = await options.accounts.list({ search, limit, offset });
     return accountsPage(viewer, { accounts, total, search, offset, limit, error });
   };
-  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery } }, async (request, reply) => {
+  app.get<{ Querystring: { search?: string; offset?: number } }>('', { schema: { querystring: listQuery }, attachValidation: true }, async (request, reply) => {
     const { viewer } = await ctx.signIn(request, 'operator');
+    // An over-long search comes back at its field, typed, over the whole list (issue 26 item 10).
+    const refused = formErrorOf('search', request.query, request.validationError as FastifyError | undefined);
+    if (refused) return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await listHtml(viewer, {}, refused), 400);
     return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, await listHtml(viewer, request.query));
   });
 

@@ -4,6 +4,13 @@ import type { WebhookDelivery, WebhookEndpoint, WebhookMessage } from '../../web
 import { eventTypesFor, MAX_ENDPOINTS } from '../../webhooks/webhook.service.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
+import { DESCRIPTION } from '../api/api-schemas.js';
+import { atMost, fieldMessage, formMessage, hint, invalidAttrs, type FormError } from './form-errors.js';
+
+/** The limits the register and thresholds forms state beside their fields (the routes' schemas). */
+export const WEBHOOK_URL_MAX = 2048;
+export const WEBHOOK_DESCRIPTION_MAX = (DESCRIPTION as { maxLength: number }).maxLength;
+export const THRESHOLDS_TEXT_MAX = 200;
 
 /** Where one scope's alert pages live: its overview page and its endpoints' prefix. */
 export interface AlertPaths {
@@ -38,24 +45,24 @@ export interface AlertsInput extends AlertScopeView {
   readonly thresholds?: AlertThresholds | undefined;
   readonly endpoints: readonly WebhookEndpoint[];
   readonly notice?: string | undefined;
-  readonly error?: { readonly form: 'thresholds' | 'register'; readonly text: string } | undefined;
+  /** The register or thresholds form that came back, with its field at fault (form-errors.ts). */
+  readonly error?: FormError | undefined;
   readonly typed?: AlertsTyped | undefined;
 }
 
 const list = (values: readonly number[]): string => (values.length === 0 ? 'none' : values.join(', '));
 
 function thresholdsSection(viewer: Viewer, input: AlertsInput, t: AlertThresholds): Html {
-  const error = input.error?.form === 'thresholds' ? input.error.text : undefined;
+  const { error } = input;
   return html`<section aria-labelledby="thresholds"><h2 id="thresholds">Low-credit thresholds</h2>
 <p>An alert is sent once when a charged lookup takes the balance to a threshold or below, and again only after a top-up takes it back above.</p>
 <ul data-testid="thresholds"><li>Thresholds: <strong>${list(t.thresholds)}</strong> ${t.custom ? html`(this account's own)` : html`<span class="muted">(the server default)</span>`}</li>
 <li>Fired and not re-armed yet: <strong>${list(t.fired)}</strong></li></ul>
-${error === undefined ? '' : message('error', error)}
 ${
   viewer.canWrite
-    ? html`<form method="post" action="${input.paths.page}/thresholds" class="row">${csrfField(viewer)}
-  <div><label for="t-values">Thresholds (credits, comma-separated)</label><input type="text" id="t-values" name="thresholds" maxlength="200" aria-describedby="t-hint" value="${input.typed?.thresholds ?? (t.custom ? t.thresholds.join(', ') : '')}" placeholder="${t.thresholds.join(', ')}">
-  <p class="muted" id="t-hint">At most ${MAX_THRESHOLDS}; empty: no alerts for this account.</p></div>
+    ? html`<form method="post" action="${input.paths.page}/thresholds" class="row">${csrfField(viewer)}${formMessage(error, 'thresholds', ['thresholds'])}
+  <div><label for="t-values">Thresholds (credits, comma-separated)</label><input type="text" id="t-values" name="thresholds" value="${input.typed?.thresholds ?? (t.custom ? t.thresholds.join(', ') : '')}" placeholder="${t.thresholds.join(', ')}"${invalidAttrs(error, 'thresholds', 'thresholds', 't-values', true)}>
+  ${hint('t-values', `At most ${MAX_THRESHOLDS} thresholds, ${atMost(THRESHOLDS_TEXT_MAX)}; empty: no alerts for this account.`)}${fieldMessage(error, 'thresholds', 'thresholds', 't-values')}</div>
   <div><button type="submit">Save thresholds</button></div>
 </form>
 ${t.custom ? html`<form method="post" action="${input.paths.page}/thresholds/reset" class="row">${csrfField(viewer)}<div><button type="submit" class="secondary">Use the server default</button></div></form>` : ''}`
@@ -81,13 +88,14 @@ function endpointsTable(input: AlertsInput): Html {
 
 function registerForm(viewer: Viewer, input: AlertsInput): Html {
   const typed = input.typed ?? {};
-  const error = input.error?.form === 'register' ? input.error.text : undefined;
+  const { error } = input;
   const checked = (type: string) => (typed.events === undefined || typed.events.includes(type) ? html` checked` : '');
   return html`<section class="panel" aria-labelledby="register"><h2 id="register">Register an endpoint</h2>
-${error === undefined ? '' : message('error', error)}
-<form method="post" action="${input.paths.endpoints}">${csrfField(viewer)}
-  <label for="w-url">URL (http or https) that receives a signed POST</label><input type="text" id="w-url" name="url" required maxlength="2048" inputmode="url" placeholder="https://example.com/hooks/vehicle-lookup" value="${typed.url ?? ''}">
-  <label for="w-description">Description (optional)</label><input type="text" id="w-description" name="description" maxlength="500" value="${typed.description ?? ''}">
+<form method="post" action="${input.paths.endpoints}">${csrfField(viewer)}${formMessage(error, 'register', ['url', 'description'])}
+  <label for="w-url">URL (http or https) that receives a signed POST</label><input type="text" id="w-url" name="url" required inputmode="url" placeholder="https://example.com/hooks/vehicle-lookup" value="${typed.url ?? ''}"${invalidAttrs(error, 'register', 'url', 'w-url', true)}>
+  ${hint('w-url', atMost(WEBHOOK_URL_MAX))}${fieldMessage(error, 'register', 'url', 'w-url')}
+  <label for="w-description">Description (optional)</label><input type="text" id="w-description" name="description" value="${typed.description ?? ''}"${invalidAttrs(error, 'register', 'description', 'w-description', true)}>
+  ${hint('w-description', atMost(WEBHOOK_DESCRIPTION_MAX))}${fieldMessage(error, 'register', 'description', 'w-description')}
   <fieldset><legend>Events</legend>${eventTypesFor(input.thresholds === undefined ? null : 0).map((type, i) => html`<div class="check"><input type="checkbox" id="w-event-${i}" name="${eventField(type)}" value="true"${checked(type)}><label for="w-event-${i}"><code>${type}</code></label></div>`)}</fieldset>
   <p><button type="submit">Register endpoint</button></p>
 </form></section>`;

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccountService } from '../../accounts/account.service.js';
 import { AccountError } from '../../accounts/account.service.js';
 import type { Alerting } from '../../alerts/alerting.js';
@@ -6,8 +6,9 @@ import { CreditAlertError } from '../../alerts/credit-alerts.js';
 import { actorOf, requireWrite, type Principal } from '../auth/api-auth.js';
 import type { Actor } from '../../audit/audit-log.js';
 import { DESCRIPTION, int, object, str, USERNAME, type Schema } from '../api/api-schemas.js';
+import { formErrorOf, type FormError } from './form-errors.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
-import { alertsPage, endpointPage, eventField, webhookSecretPage, type AlertsInput, type AlertScopeView, type AlertsTyped } from './alert-pages.js';
+import { alertsPage, endpointPage, eventField, THRESHOLDS_TEXT_MAX, WEBHOOK_URL_MAX, webhookSecretPage, type AlertsInput, type AlertScopeView, type AlertsTyped } from './alert-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { html } from './html.js';
 import type { Viewer } from './layout.js';
@@ -167,15 +168,18 @@ export const alertPages: FastifyPluginAsync<AlertPagesOptions> = (app, deps) => 
   });
 
   if (s.thresholds) {
-    app.post<{ Body: { thresholds?: string } }>(`${s.page}/thresholds`, { schema: { ...params, body: ctx.form({ thresholds: str(200) }) } }, async (request, reply) => {
+    app.post<{ Body: { thresholds?: string } }>(`${s.page}/thresholds`, { schema: { ...params, body: ctx.form({ thresholds: str(THRESHOLDS_TEXT_MAX) }) }, attachValidation: true }, async (request, reply) => {
       const { viewer, resolved, actor } = await enter(request, true);
       const typed: AlertsTyped = { thresholds: request.body.thresholds ?? '' };
+      const again = (error: FormError) => overview(reply, viewer, resolved, { typed, error }, 400);
+      const refused = formErrorOf('thresholds', request.body, request.validationError as FastifyError | undefined);
+      if (refused) return again(refused);
       const values = parseThresholds(request.body.thresholds);
-      if (values === undefined) return overview(reply, viewer, resolved, { typed, error: { form: 'thresholds', text: 'Thresholds are whole numbers of credits separated by commas, e.g. 100, 20, 0.' } }, 400);
+      if (values === undefined) return again({ form: 'thresholds', field: 'thresholds', text: 'Thresholds are whole numbers of credits separated by commas, e.g. 100, 20, 0.', values: {} });
       try {
         await alerts.setThresholds(accountOf(resolved), values, actor);
       } catch (error) {
-        if (error instanceof CreditAlertError && error.code === 'INVALID') return overview(reply, viewer, resolved, { typed, error: { form: 'thresholds', text: `Not saved: ${error.message}.` } }, 400);
+        if (error instanceof CreditAlertError && error.code === 'INVALID') return again({ form: 'thresholds', field: 'thresholds', text: `Not saved: ${error.message}.`, values: {} });
         throw error;
       }
       return reply.redirect(`${resolved.view.paths.page}?done=thresholds-saved`, 303);
@@ -190,18 +194,24 @@ export const alertPages: FastifyPluginAsync<AlertPagesOptions> = (app, deps) => 
   const eventFields = Object.fromEntries(EVENT_TYPES.map((type) => [eventField(type), { type: 'string', enum: ['true'] }]));
   app.post<{ Body: Record<string, string | undefined> }>(
     s.endpoints,
-    { schema: { ...params, body: ctx.form({ url: str(2048, { minLength: 1 }), description: DESCRIPTION, ...eventFields }, ['url']) } },
+    { schema: { ...params, body: ctx.form({ url: str(WEBHOOK_URL_MAX, { minLength: 1 }), description: DESCRIPTION, ...eventFields }, ['url']) }, attachValidation: true },
     async (request, reply) => {
       const { viewer, resolved, actor } = await enter(request, true);
       const url = request.body.url ?? '';
       const events = EVENT_TYPES.filter((type) => request.body[eventField(type)] === 'true');
       const description = request.body.description;
+      const again = (error: FormError) => overview(reply, viewer, resolved, { typed: { url, description, events }, error }, 400);
+      // An over-long URL or description comes back at its field, typed values kept (issue 26 item 10).
+      const refused = formErrorOf('register', request.body, request.validationError as FastifyError | undefined);
+      if (refused) return again(refused);
       let created;
       try {
         created = await webhooks.withActor(actor).create(resolved.scope, { url, description, events });
       } catch (error) {
-        if (error instanceof WebhookError && error.code === 'INVALID') {
-          return overview(reply, viewer, resolved, { typed: { url, description, events }, error: { form: 'register', text: `Not registered: ${error.message}.` } }, 400);
+        if (error instanceof WebhookError && (error.code === 'INVALID' || error.code === 'ALREADY_EXISTS')) {
+          // The service checks the URL, then the events, then the count: a refusal naming neither of the latter is the URL's.
+          const field = /event|endpoints per account/.test(error.message) ? undefined : 'url';
+          return again({ form: 'register', field, text: `Not registered: ${error.message}.`, values: {} });
         }
         throw error;
       }

@@ -2,6 +2,8 @@ import { html, type HtmlValue } from './html.js';
 import { message, page, type Viewer, csrfField } from './layout.js';
 import { formTokenField } from '../auth/form-token.js';
 import { signupLink } from './signup-pages.js';
+import { fieldMessage, formMessage, hint, invalidAttrs, type FormError } from './form-errors.js';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../users/password.js';
 
 /** The login page; `signup` links the sign-up page (only while SIGNUP_ENABLED is on). */
 export function loginPage(options: { formToken: string; error?: string; notice?: string; username?: string; signup?: boolean }): string {
@@ -11,43 +13,38 @@ export function loginPage(options: { formToken: string; error?: string; notice?:
 <form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}
   <p class="muted">Customers and operators log in here.</p>
   <label for="username">User name</label>
-  <input type="text" id="username" name="username" autocomplete="username" required maxlength="64" value="${options.username ?? ''}" autofocus>
+  <input type="text" id="username" name="username" autocomplete="username" required value="${options.username ?? ''}" autofocus>
   <label for="password">Password</label>
-  <input type="password" id="password" name="password" autocomplete="current-password" required maxlength="256">
+  <input type="password" id="password" name="password" autocomplete="current-password" required>
   <p><button type="submit">Log in</button></p>
   ${options.signup === true ? html`<p class="muted">No account yet? ${signupLink('Sign up')}.</p>` : ''}
 </form>`,
   );
 }
 
-export function passwordPage(viewer: Viewer, options: { error?: string; required: boolean; changed?: boolean }): string {
+/**
+ * The password page: the current password, the new one typed twice (issue 26 item 11); a refused
+ * value comes back at its field (form-errors.ts). Passwords are never sent back in the page.
+ */
+export function passwordPage(viewer: Viewer, options: { error?: FormError | undefined; required: boolean; changed?: boolean }): string {
   const home = viewer.user.accountId === null ? '/console/admin' : '/console/account';
+  const { error } = options;
   return page(
     'Change your password',
-    html`${options.changed ? html`${message('notice', 'Your password is changed. Your other sessions have ended; this one goes on.')}<p><a href="${home}">Go on to the console</a></p>` : ''}${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}${options.error ? message('error', options.error) : ''}
-<form method="post" action="/console/password" class="panel">${csrfField(viewer)}
+    html`${options.changed ? html`${message('notice', 'Your password is changed. Your other sessions have ended; this one goes on.')}<p><a href="${home}">Go on to the console</a></p>` : ''}${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}
+<form method="post" action="/console/password" class="panel">${csrfField(viewer)}${formMessage(error, 'password', ['currentPassword', 'newPassword', 'confirm'])}
   <label for="current">Current password</label>
-  <input type="password" id="current" name="currentPassword" autocomplete="current-password" required maxlength="256">
-  <label for="new">New password (at least 12 characters)</label>
-  <input type="password" id="new" name="newPassword" autocomplete="new-password" required minlength="12" maxlength="256">
+  <input type="password" id="current" name="currentPassword" autocomplete="current-password" required${invalidAttrs(error, 'password', 'currentPassword', 'current')}>
+  ${fieldMessage(error, 'password', 'currentPassword', 'current')}
+  <label for="new">New password</label>
+  <input type="password" id="new" name="newPassword" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}"${invalidAttrs(error, 'password', 'newPassword', 'new', true)}>
+  ${hint('new', `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`)}${fieldMessage(error, 'password', 'newPassword', 'new')}
+  <label for="new-again">New password again</label>
+  <input type="password" id="new-again" name="confirm" autocomplete="new-password" required${invalidAttrs(error, 'password', 'confirm', 'new-again')}>
+  ${fieldMessage(error, 'password', 'confirm', 'new-again')}
   <p><button type="submit">Change password</button></p>
 </form>`,
     viewer,
-  );
-}
-
-/** Invite links carry the token in the fragment; console.js moves it into the form (or it is pasted). */
-export function invitePage(options: { formToken: string; error?: string; token?: string }): string {
-  return page(
-    'Accept your invitation',
-    html`${options.error ? message('error', options.error) : ''}
-<form method="post" action="/console/invite" class="panel">${formTokenField(options.formToken)}
-  <label for="invite-token">Invitation code (from your link)</label>
-  <input type="text" id="invite-token" name="token" required maxlength="100" autocomplete="off" value="${options.token ?? ''}">
-  <label for="new-password">Choose a password (at least 12 characters)</label>
-  <input type="password" id="new-password" name="password" autocomplete="new-password" required minlength="12" maxlength="256">
-  <p><button type="submit">Set password</button></p>
-</form>`,
   );
 }
 

@@ -258,7 +258,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(providerPages, { ctx, providers: options.providers, prefix: '/console/admin/providers' });
   await app.register(accountsPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: '/console/admin/accounts' });
   await app.register(creditPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: `${OPERATOR_ACCOUNT}/credits` });
-  await app.register(userPages, { ctx, users: options.users, prefix: `${OPERATOR_ACCOUNT}/users` });
+  await app.register(userPages, { ctx, ...views, users: options.users, audit: options.audit, prefix: `${OPERATOR_ACCOUNT}/users` });
   await app.register(keyPages, {
     ctx,
     accounts: options.accounts,

@@ -2,6 +2,7 @@ import { DEFAULT_SOURCE, IMPORT_MEDIA_TYPES, percentDone, SOURCE_PATTERN } from 
 import type { ImportJob } from '../../datasets/import/import-jobs.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
+import { atMost, fieldMessage, formMessage, hint, invalidAttrs, typed, type FormError } from './form-errors.js';
 
 /** The console's import pages (issue 18). */
 export const IMPORTS_PATH = '/console/admin/imports';
@@ -17,6 +18,8 @@ const STATE_TEXT: Readonly<Record<ImportJob['state'], string>> = {
 
 /** The source rule as an HTML pattern: browsers compile it with the `v` flag, where a class's `-` needs escaping. */
 const HTML_SOURCE_PATTERN = SOURCE_PATTERN.slice(1, -1).replace('-]', '\\-]');
+/** The longest source name (the API's rule, SOURCE_PATTERN's bound). */
+export const SOURCE_MAX = 64;
 
 const finished = (job: ImportJob): boolean => job.state === 'done' || job.state === 'failed';
 
@@ -56,12 +59,12 @@ function jobsTable(jobs: readonly ImportJob[]): Html {
  * file to the admin API instead, with a progress bar. The file field comes last: the server reads
  * the CSRF token and the options before the file streams in (src/http/console/import.routes.ts).
  */
-function uploadForm(viewer: Viewer, maxBytes: number): Html {
+function uploadForm(viewer: Viewer, maxBytes: number, error: FormError | undefined): Html {
   return html`<section class="panel" aria-labelledby="upload"><h2 id="upload">Upload a JSON Lines file</h2>
 <p class="muted">One record per line, in the format the CLI's <code>import</code> reads (docs/import-format.md), at most ${formatBytes(maxBytes)}. Re-importing a key replaces its record.</p>
-<form method="post" action="${IMPORTS_PATH}" enctype="multipart/form-data" data-import-upload="/admin/api/imports" data-import-page="${IMPORTS_PATH}/" data-max-bytes="${maxBytes}">${csrfField(viewer)}
+<form method="post" action="${IMPORTS_PATH}" enctype="multipart/form-data" data-import-upload="/admin/api/imports" data-import-page="${IMPORTS_PATH}/" data-max-bytes="${maxBytes}">${csrfField(viewer)}${formMessage(error, 'import', ['source'])}
   <div class="row-fields">
-  <div><label for="i-source">Source name (stored with every record)</label><input type="text" id="i-source" name="source" value="${DEFAULT_SOURCE}" required maxlength="64" pattern="${HTML_SOURCE_PATTERN}" title="letters, digits and . _ -"></div>
+  <div><label for="i-source">Source name (stored with every record)</label><input type="text" id="i-source" name="source" value="${typed(error, 'import', 'source', DEFAULT_SOURCE)}" required pattern="${HTML_SOURCE_PATTERN}" title="letters, digits and . _ -"${invalidAttrs(error, 'import', 'source', 'i-source', true)}>${hint('i-source', `letters, digits and . _ -; ${atMost(SOURCE_MAX)}`)}${fieldMessage(error, 'import', 'source', 'i-source')}</div>
   <div class="check"><input type="checkbox" id="i-skip" name="skipInvalid" value="true"><label for="i-skip">Import the valid lines even if some lines are invalid</label></div>
   <div><label for="i-file">File (.jsonl)</label><input type="file" id="i-file" name="file" required accept=".jsonl,.ndjson,.json,.txt,${IMPORT_MEDIA_TYPES.join(',')}"></div>
   </div>
@@ -71,10 +74,11 @@ function uploadForm(viewer: Viewer, maxBytes: number): Html {
 </form></section>`;
 }
 
-export function importsPage(viewer: Viewer, input: { jobs: readonly ImportJob[]; maxBytes: number }): string {
+/** The Imports page; `error` is an upload form that came back (a bad source name), its values kept. */
+export function importsPage(viewer: Viewer, input: { jobs: readonly ImportJob[]; maxBytes: number; error?: FormError | undefined }): string {
   return page(
     'Imports',
-    html`${viewer.canWrite ? uploadForm(viewer, input.maxBytes) : ''}
+    html`${viewer.canWrite ? uploadForm(viewer, input.maxBytes, input.error) : ''}
 <section aria-labelledby="recent"><h2 id="recent">Recent imports</h2>
 ${jobsTable(input.jobs)}</section>`,
     viewer,

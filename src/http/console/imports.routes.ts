@@ -7,8 +7,8 @@ import type { Actor } from '../../audit/audit-log.js';
 import type { ImportJobs, ImportRequest } from '../../datasets/import/import-jobs.js';
 import type { Upload } from '../../datasets/import/upload-file.js';
 import type { ConsolePageOptions } from './console-context.js';
-import { importPage, importPath, importsPage } from './import-pages.js';
-import { CSRF_FIELD } from './layout.js';
+import { importPage, importPath, importsPage, SOURCE_MAX } from './import-pages.js';
+import { CSRF_FIELD, type Viewer } from './layout.js';
 
 export interface ImportPagesOptions extends ConsolePageOptions {
   readonly imports: ImportJobs;
@@ -24,7 +24,8 @@ const FORM_OVERHEAD = 16 * 1024;
 /** The options of the form as the import service takes them; the API's rules, with the form's messages. */
 function readFields(fields: Readonly<Record<string, string>>, fileName: string): ImportRequest {
   const source = fields.source === undefined || fields.source === '' ? DEFAULT_SOURCE : fields.source;
-  if (source.length > 64 || !SOURCE_RULE.test(source)) throw new ApiError(400, 'invalid-request', 'The source name may hold 1 to 64 letters, digits and . _ - only.', 'source');
+  if (source.length > SOURCE_MAX) throw new ApiError(400, 'invalid-request', `Source name may be at most ${SOURCE_MAX} characters long (this one has ${source.length}).`, 'source');
+  if (!SOURCE_RULE.test(source)) throw new ApiError(400, 'invalid-request', 'Source name may hold only letters, digits and . _ -.', 'source');
   const skip = fields.skipInvalid;
   if (skip !== undefined && skip !== 'true' && skip !== 'false') throw new ApiError(400, 'invalid-request', 'The checkbox “Import the valid lines even if some lines are invalid” must be ticked or left empty.', 'skipInvalid');
   // Browsers send the base name; a few older ones the whole path.
@@ -70,6 +71,7 @@ export const importPages: FastifyPluginAsync<ImportPagesOptions> = async (app, o
     const fields: Record<string, string> = {};
     let upload: Upload | undefined;
     let start: { actor: Actor; request: ImportRequest } | undefined;
+    let viewer: Viewer | undefined;
     try {
       for await (const part of request.parts()) {
         if (part.type === 'field') {
@@ -82,9 +84,10 @@ export const importPages: FastifyPluginAsync<ImportPagesOptions> = async (app, o
         // Who is asking, before a byte of the file is stored: the session, the CSRF token (a
         // field the form sends before the file) and the role.
         request.body = fields;
-        const { principal } = await ctx.signIn(request, 'operator');
-        requireWrite(principal);
-        start = { actor: actorOf(principal, request), request: readFields(fields, part.filename) };
+        const signedIn = await ctx.signIn(request, 'operator');
+        requireWrite(signedIn.principal);
+        viewer = signedIn.viewer;
+        start = { actor: actorOf(signedIn.principal, request), request: readFields(fields, part.filename) };
         upload = await imports.receive(part.file).catch((error: unknown) => {
           throw importApiError(error);
         });
@@ -96,6 +99,11 @@ export const importPages: FastifyPluginAsync<ImportPagesOptions> = async (app, o
       // The job owns the file now.
       upload = undefined;
       return await reply.redirect(importPath(job.id), 303);
+    } catch (error) {
+      // A bad source name: the form again, the name kept, the message at the field (issue 26 item 10).
+      if (!(viewer && error instanceof ApiError && error.field === 'source')) throw error;
+      const refused = { form: 'import', field: 'source', text: error.message, values: { source: fields.source ?? '' } };
+      return await ctx.render(reply, importsPage(viewer, { jobs: await imports.list(RECENT), maxBytes: imports.maxBytes, error: refused }), 400);
     } finally {
       await upload?.discard();
     }

@@ -5,7 +5,7 @@ import { auditDiff } from './audit-diff.js';
 import { figures, keysSection, ledgerSection, statusBadge, usageSection, type AccountPaths, type AccountView } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
-import { fieldMessage, formMessage, invalidAttrs, typed, type FormError } from './form-errors.js';
+import { atMost, fieldMessage, formMessage, hint, invalidAttrs, typed, type FormError } from './form-errors.js';
 
 /** Accounts with balance, status and creation time (the accounts list, and those close to zero on the overview). */
 export function accountsTable(accounts: readonly Account[]): Html {
@@ -21,8 +21,8 @@ export function accountsPage(viewer: Viewer, input: { accounts: readonly Account
   const link = (o: number) => `/console/admin/accounts?${new URLSearchParams({ ...(search ? { search } : {}), offset: String(o) }).toString()}`;
   return page(
     'Accounts',
-    html`<form method="get" action="/console/admin/accounts" class="row" role="search">
-  <div><label for="search">Search by name</label><input type="search" id="search" name="search" value="${search}" maxlength="64"></div>
+    html`<form method="get" action="/console/admin/accounts" class="row" role="search">${formMessage(error, 'search', ['search'])}
+  <div><label for="search">Search by name</label><input type="search" id="search" name="search" value="${typed(error, 'search', 'search', search)}"${invalidAttrs(error, 'search', 'search', 'search', true)}>${hint('search', atMost(64))}${fieldMessage(error, 'search', 'search', 'search')}</div>
   <div><button type="submit" class="secondary">Search</button></div>
 </form>
 <p class="muted">${input.total} account${input.total === 1 ? '' : 's'}${search ? html` matching “${search}”` : ''}.</p>
@@ -66,6 +66,7 @@ export function operatorAccountPage(viewer: Viewer, input: OperatorAccountInput)
   const writable = viewer.canWrite && account.closedAt === null;
   const { error } = input;
   const opt = (value: string) => html`<option value="${value}"${typed(error, 'credits', 'operation') === value ? ' selected' : ''}>${value}</option>`;
+  const roleOption = (value: string, label: string) => html`<option value="${value}"${typed(error, 'user', 'role') === value ? ' selected' : ''}>${label}</option>`;
   return page(
     `Account ${account.username}`,
     html`${input.notice ? message('notice', input.notice) : ''}
@@ -76,8 +77,8 @@ ${
 <form method="post" action="${paths.page}/credits" class="row">${csrfField(viewer)}${formMessage(error, 'credits', ['amount', 'reference', 'note'])}
   <div><label for="c-operation">Change</label><select id="c-operation" name="operation">${opt('grant')}${opt('remove')}</select></div>
   <div><label for="c-amount">Amount (credits)</label><input type="number" id="c-amount" name="amount" min="1" required value="${typed(error, 'credits', 'amount')}"${invalidAttrs(error, 'credits', 'amount', 'c-amount')}>${fieldMessage(error, 'credits', 'amount', 'c-amount')}</div>
-  <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" value="${typed(error, 'credits', 'reference')}"${invalidAttrs(error, 'credits', 'reference', 'c-reference')}>${fieldMessage(error, 'credits', 'reference', 'c-reference')}</div>
-  <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" value="${typed(error, 'credits', 'note')}"${invalidAttrs(error, 'credits', 'note', 'c-note')}>${fieldMessage(error, 'credits', 'note', 'c-note')}</div>
+  <div><label for="c-reference">Reference (invoice, order)</label><input type="text" id="c-reference" name="reference" value="${typed(error, 'credits', 'reference')}"${invalidAttrs(error, 'credits', 'reference', 'c-reference', true)}>${hint('c-reference', atMost(100))}${fieldMessage(error, 'credits', 'reference', 'c-reference')}</div>
+  <div><label for="c-note">Note</label><input type="text" id="c-note" name="note" value="${typed(error, 'credits', 'note')}"${invalidAttrs(error, 'credits', 'note', 'c-note', true)}>${hint('c-note', atMost(500))}${fieldMessage(error, 'credits', 'note', 'c-note')}</div>
   <div><button type="submit">Apply</button></div>
 </form></section>`
     : ''
@@ -108,9 +109,9 @@ ${
 <tbody>${input.users.length === 0 ? html`<tr><td colspan="4" class="muted">No users yet.</td></tr>` : input.users.map((u) => html`<tr><td>${u.name}</td><td>${u.role}</td><td>${u.disabled ? 'disabled' : u.active ? 'active' : 'invited'}</td><td>${when(u.createdAt)}</td></tr>`)}</tbody></table></div>
 ${
   writable
-    ? html`<form method="post" action="${paths.page}/users" class="row">${csrfField(viewer)}
-  <div><label for="u-name">Invite a user (name or e-mail)</label><input type="text" id="u-name" name="name" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" title="letters, digits and . _ @ -"></div>
-  <div><label for="u-role">Role</label><select id="u-role" name="role"><option value="owner">owner (can change keys)</option><option value="member">member (reads)</option></select></div>
+    ? html`<form method="post" action="${paths.page}/users" class="row">${csrfField(viewer)}${formMessage(error, 'user', ['name'])}
+  <div><label for="u-name">Invite a user (name or e-mail)</label><input type="text" id="u-name" name="name" required value="${typed(error, 'user', 'name')}"${invalidAttrs(error, 'user', 'name', 'u-name', true)}>${hint('u-name', `letters, digits and . _ @ -; ${atMost(64)}`)}${fieldMessage(error, 'user', 'name', 'u-name')}</div>
+  <div><label for="u-role">Role</label><select id="u-role" name="role">${roleOption('owner', 'owner (can change keys)')}${roleOption('member', 'member (reads)')}</select></div>
   <div><button type="submit">Create invitation</button></div>
 </form>`
     : ''
@@ -138,15 +139,20 @@ function auditTable(rows: readonly AuditRow[]): Html {
 <tbody>${rows.length === 0 ? html`<tr><td colspan="5" class="muted">Nothing recorded.</td></tr>` : rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor.kind} ${r.actor.name}${r.actor.address ? html` <span class="muted">from ${r.actor.address}</span>` : ''}</td><td>${r.action}</td><td>${r.targetKind} ${r.target}</td><td>${auditDiff(r.before, r.after)}</td></tr>`)}</tbody></table></div>`;
 }
 
-export function auditPage(viewer: Viewer, input: { rows: readonly AuditRow[]; filter: Omit<AuditFilter, 'limit'>; next: number | null }): string {
-  const { filter } = input;
+/** The audit log's filter fields and their limits (the route's schema). */
+export const AUDIT_FILTER_MAX = { actor: 200, action: 64, target: 200 } as const;
+
+export function auditPage(viewer: Viewer, input: { rows: readonly AuditRow[]; filter: Omit<AuditFilter, 'limit'>; next: number | null; error?: FormError | undefined }): string {
+  const { filter, error } = input;
+  const filterField = (name: keyof typeof AUDIT_FILTER_MAX, label: string, placeholder?: string) =>
+    html`<div><label for="a-${name}">${label}</label><input type="text" id="a-${name}" name="${name}" value="${typed(error, 'audit', name, filter[name] ?? '')}"${placeholder === undefined ? '' : html` placeholder="${placeholder}"`}${invalidAttrs(error, 'audit', name, `a-${name}`, true)}>${hint(`a-${name}`, atMost(AUDIT_FILTER_MAX[name]))}${fieldMessage(error, 'audit', name, `a-${name}`)}</div>`;
   const params = (extra: Record<string, string>) => new URLSearchParams({ ...Object.fromEntries(Object.entries({ actor: filter.actor, action: filter.action, target: filter.target }).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')), ...extra }).toString();
   return page(
     'Audit log',
-    html`<form method="get" action="/console/admin/audit" class="row" aria-label="Filter the audit log">
-  <div><label for="a-actor">Who</label><input type="text" id="a-actor" name="actor" value="${filter.actor ?? ''}" maxlength="200"></div>
-  <div><label for="a-action">Action</label><input type="text" id="a-action" name="action" value="${filter.action ?? ''}" maxlength="64" placeholder="e.g. credits.grant"></div>
-  <div><label for="a-target">Target</label><input type="text" id="a-target" name="target" value="${filter.target ?? ''}" maxlength="200"></div>
+    html`<form method="get" action="/console/admin/audit" class="row" aria-label="Filter the audit log">${formMessage(error, 'audit', ['actor', 'action', 'target'])}
+  ${filterField('actor', 'Who')}
+  ${filterField('action', 'Action', 'e.g. credits.grant')}
+  ${filterField('target', 'Target')}
   <div><button type="submit" class="secondary">Filter</button></div>
 </form>
 ${auditTable(input.rows)}

@@ -1,13 +1,17 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { SignupConfig } from '../../config/config.js';
 import type { Throttles } from '../../users/login-throttle.js';
 import { UserError, type UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
 import { LOGIN_FORM } from '../auth/form-token.js';
 import { object, PASSWORD, passwordBody, str } from '../api/api-schemas.js';
+import { formErrorOf, plainValidationError, typedValues, type FormError } from './form-errors.js';
 import { loginPage, passwordPage } from './auth-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
+
+/** The API's password change (current, new) and the new one typed again. */
+const passwordForm = object({ ...(passwordBody as { properties: Record<string, Record<string, unknown>> }).properties, confirm: PASSWORD }, ['currentPassword', 'newPassword', 'confirm']);
 
 export const LOGOUT_EVERYWHERE_PATH = '/console/logout-everywhere';
 
@@ -42,9 +46,14 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
     ctx.render(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
   );
 
-  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) }, attachValidation: true }, async (request, reply) => {
     // Refused before the password is looked at: a forged login counts against no throttle either.
     const formToken = LOGIN_FORM.check(request, request.body[CSRF_FIELD]);
+    // A value no login can have (over-long, missing) is said on the login page, the name kept (issue 26 item 10).
+    if (request.validationError) {
+      const { text } = plainValidationError(request.validationError as FastifyError, typedValues(request.body));
+      return ctx.render(reply, loginPage({ formToken, error: text, username: request.body.username, signup: options.signup.enabled }), 400);
+    }
     // Operators and customers share the login page; the user's kind picks the audience.
     const known = await users.findByName(request.body.username);
     const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
@@ -87,18 +96,25 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
     return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, changed: request.query.changed !== undefined && !viewer.user.mustChangePassword }));
   });
 
-  app.post<{ Body: { currentPassword: string; newPassword: string } }>(
+  // The new password is typed twice (issue 26 item 11); a refused value comes back at its field.
+  app.post<{ Body: { currentPassword?: string; newPassword?: string; confirm?: string } }>(
     '/password',
-    { schema: { body: ctx.formOf(passwordBody) } },
+    { schema: { body: ctx.formOf(passwordForm) }, attachValidation: true },
     async (request, reply) => {
       const found = await sessionOf(request);
       if (!found) return reply.redirect('/console/login', 303);
       const { principal, viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
+      const again = (error: FormError) => ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error }), 400);
+      const refused = formErrorOf('password', request.body, request.validationError as FastifyError | undefined);
+      if (refused) return again(refused);
+      const { currentPassword = '', newPassword = '', confirm } = request.body;
+      if (newPassword !== confirm) return again({ form: 'password', field: 'confirm', text: 'The two new passwords differ: type the same password in both fields.', values: {} });
       try {
-        await users.withActor(actorOf(principal, request)).changePassword(principal.user, request.body.currentPassword, request.body.newPassword, principal.sessionId);
+        await users.withActor(actorOf(principal, request)).changePassword(principal.user, currentPassword, newPassword, principal.sessionId);
       } catch (error) {
-        if (error instanceof UserError) return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error: error.message }), 400);
-        throw error;
+        if (!(error instanceof UserError)) throw error;
+        const text = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
+        return again({ form: 'password', field: error.code === 'FORBIDDEN' ? 'currentPassword' : 'newPassword', text, values: {} });
       }
       // Said, not only done (issue 26 item 12): the page confirms it and leads on to the console.
       return reply.redirect('/console/password?changed=1', 303);

@@ -2,6 +2,7 @@ import type { Account } from '../../accounts/account.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../users/password.js';
 import { html, type Html } from './html.js';
 import { CSRF_FIELD, message, page } from './layout.js';
+import { atMost, hint, hintIdOf } from './form-errors.js';
 
 /** Where the sign-up page lives (linked from the login and front pages only while sign-up is on). */
 export const SIGNUP_PATH = '/console/signup';
@@ -24,11 +25,13 @@ export function signupPage(input: SignupPageInput): string {
   <input type="hidden" name="${CSRF_FIELD}" value="${input.formToken}">
   <p class="muted">A new account${input.trialCredits > 0 ? html` starts with <strong>${credits}</strong>` : ''}. Your user name is also the account's name in API calls.</p>
   <label for="signup-username">User name (letters, digits and . _ @ -)</label>
-  <input type="text" id="signup-username" name="username" autocomplete="username" required maxlength="64" pattern="[A-Za-z0-9._@\\-]+" value="${input.username ?? ''}" autofocus>
+  <input type="text" id="signup-username" name="username" autocomplete="username" required pattern="[A-Za-z0-9._@\\-]+" value="${input.username ?? ''}" aria-describedby="${hintIdOf('signup-username')}" autofocus>
+  ${hint('signup-username', atMost(64))}
   <label for="signup-password">Password (at least ${MIN_PASSWORD_LENGTH} characters)</label>
-  <input type="password" id="signup-password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" maxlength="${MAX_PASSWORD_LENGTH}">
+  <input type="password" id="signup-password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" aria-describedby="${hintIdOf('signup-password')}">
+  ${hint('signup-password', `${MIN_PASSWORD_LENGTH} to ${MAX_PASSWORD_LENGTH} characters`)}
   <label for="signup-confirm">Password again</label>
-  <input type="password" id="signup-confirm" name="confirm" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}" maxlength="${MAX_PASSWORD_LENGTH}">
+  <input type="password" id="signup-confirm" name="confirm" autocomplete="new-password" required minlength="${MIN_PASSWORD_LENGTH}">
   <p><button type="submit">Sign up</button></p>
   <p class="muted">Already have an account? <a href="/console/login">Log in</a>.</p>
 </form>`,

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { plainValidationError, typedValues } from './form-errors.js';
 import { ApiError, sessionCookie } from '../auth/api-auth.js';
 import { object, str } from '../api/api-schemas.js';
 import { MAX_PASSWORD_LENGTH } from '../../users/password.js';
@@ -37,11 +38,13 @@ export const signupPages: FastifyPluginAsync<SignupPagesOptions> = (app, deps) =
     return ctx.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits }));
   });
 
-  app.post<{ Body: { username: string; password: string; confirm: string; [CSRF_FIELD]?: string } }>('', { schema: { body: signupForm } }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; confirm: string; [CSRF_FIELD]?: string } }>('', { schema: { body: signupForm }, attachValidation: true }, async (request, reply) => {
     if (!deps.signup.enabled) throw absent();
     const token = SIGNUP_FORM.check(request, request.body[CSRF_FIELD]);
     const { username, password, confirm } = request.body;
     const again = (error: string, status: number) => ctx.render(reply, signupPage({ formToken: token, trialCredits: deps.signup.trialCredits, error, username }), status);
+    // An over-long value is refused with its limit, the form shown again (issue 26 item 10).
+    if (request.validationError) return again(plainValidationError(request.validationError as FastifyError, typedValues(request.body)).text, 400);
     if (password !== confirm) return again('The two passwords differ; type the same password twice.', 400);
     let created;
     try {

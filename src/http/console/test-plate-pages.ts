@@ -2,6 +2,7 @@ import { Catalogue, splitKey } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, type Viewer } from './layout.js';
+import { atMost, fieldMessage, formMessage, hint, invalidAttrs, type FormError } from './form-errors.js';
 
 export const TEST_PLATES_PATH = '/console/admin/test-plates';
 
@@ -17,8 +18,12 @@ export interface TestPlatesInput {
   /** Values typed into the add form (by parameter name), shown again with an error. */
   readonly values?: Readonly<Record<string, string | undefined>> | undefined;
   readonly notice?: string | undefined;
-  readonly error?: string | undefined;
+  /** The add form that came back: at a value's field (valueField) or, for the plate as a whole, above them. */
+  readonly error?: FormError | undefined;
 }
+
+/** The longest key value the add form takes (the route's schema). */
+export const PLATE_VALUE_MAX = 64;
 
 /** A stored key as "RegistrationNumber EG258MA, State NJ" (or the bare key for an operation no longer in the catalogue). */
 function keyText(op: OperationDeclaration | undefined, key: string): Html {
@@ -59,12 +64,12 @@ ${
     ? html`<section class="panel" aria-labelledby="add"><h2 id="add">Add a test plate</h2>
 <form method="get" action="${TEST_PLATES_PATH}" class="row" aria-label="Choose the operation">
   <div><label for="tp-operation">Operation</label><select id="tp-operation" name="operation">${input.operations.map((o) => html`<option value="${o.name}"${o.name === op.name ? html` selected` : ''}>${o.name}</option>`)}</select></div>
-  <div><button type="submit" class="secondary">Choose</button></div>
+  <div><button type="submit" class="secondary" data-follows="tp-operation">Choose</button></div>
 </form>
-${input.error ? message('error', input.error) : ''}
-<form method="post" action="${TEST_PLATES_PATH}" class="row">${csrfField(viewer)}<input type="hidden" name="operation" value="${op.name}">
+<form method="post" action="${TEST_PLATES_PATH}" class="row">${csrfField(viewer)}<input type="hidden" name="operation" value="${op.name}">${formMessage(input.error, 'plate', Catalogue.keyParameters(op).map((p) => valueField(p.name)))}
   ${Catalogue.keyParameters(op).map(
-    (p) => html`<div><label for="tp-${p.name}">${op.name}: ${p.name}</label><input type="text" id="tp-${p.name}" name="${valueField(p.name)}" required maxlength="64" value="${input.values?.[p.name] ?? ''}"><p class="muted">${p.description}</p></div>`,
+    (p) =>
+      html`<div><label for="tp-${p.name}">${op.name}: ${p.name}</label><input type="text" id="tp-${p.name}" name="${valueField(p.name)}" required value="${input.values?.[p.name] ?? ''}"${invalidAttrs(input.error, 'plate', valueField(p.name), `tp-${p.name}`, true)}>${hint(`tp-${p.name}`, `${p.description} (${atMost(PLATE_VALUE_MAX)})`)}${fieldMessage(input.error, 'plate', valueField(p.name), `tp-${p.name}`)}</div>`,
   )}
   <div><button type="submit">Add test plate</button></div>
 </form></section>`

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { object, str, type Schema } from '../api/api-schemas.js';
 import { Catalogue } from '../../catalogue/catalogue.js';
@@ -6,7 +6,8 @@ import { addTestPlate, removeTestPlate, TestPlateError, type TestPlateChangeDeps
 import type { TestPlates } from '../../datasets/test-plates.js';
 import type { ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
-import { TEST_PLATES_PATH, testPlatesPage, valueField } from './test-plate-pages.js';
+import { PLATE_VALUE_MAX, TEST_PLATES_PATH, testPlatesPage, valueField } from './test-plate-pages.js';
+import { formErrorOf, type FormError } from './form-errors.js';
 
 /** The test plates service and what a change needs (the admin API's `/test-plates` routes use the same). */
 export interface TestPlatePagesOptions extends ConsolePageOptions, TestPlateChangeDeps {
@@ -21,7 +22,7 @@ const plateForm: Schema = {
   properties: { operation: str(64, { minLength: 1 }), [CSRF_FIELD]: str(100) },
   required: ['operation'],
   propertyNames: { anyOf: [{ enum: ['operation', CSRF_FIELD] }, { pattern: '^value_[A-Za-z0-9_]{1,64}$' }] },
-  additionalProperties: str(64),
+  additionalProperties: str(PLATE_VALUE_MAX),
   maxProperties: 6,
 };
 
@@ -49,19 +50,24 @@ export const testPlatePages: FastifyPluginAsync<TestPlatePagesOptions> = (app, d
     return ctx.passwordFirst(viewer, reply) ?? ctx.render(reply, testPlatesPage(viewer, { plates, operations, operation: chosen(request.query.operation), notice }));
   });
 
-  app.post<{ Body: PlateForm }>('', { schema: { body: plateForm } }, async (request, reply) => {
+  app.post<{ Body: PlateForm }>('', { schema: { body: plateForm }, attachValidation: true }, async (request, reply) => {
     const { principal, viewer } = await ctx.signIn(request, 'operator');
     requireWrite(principal);
+    /** Shown again with what was typed: an over-long value at its field (issue 26 item 10), a refused plate above them. */
+    const again = async (error: FormError, status: number) => {
+      const operation = chosen(request.body.operation);
+      const values = Object.fromEntries(Catalogue.keyParameters(operation).map((p) => [p.name, request.body[valueField(p.name)]]));
+      return ctx.render(reply, testPlatesPage(viewer, { plates: await deps.testPlates.list(), operations, operation, values, error }), status);
+    };
+    const labels = Object.fromEntries(operations.flatMap((op) => Catalogue.keyParameters(op).map((p) => [valueField(p.name), p.name])));
+    const refused = formErrorOf('plate', request.body, request.validationError as FastifyError | undefined, undefined, labels);
+    if (refused) return again(refused, 400);
     try {
       const plate = await addTestPlate(deps, actorOf(principal, request), request.body.operation, valuesOf(request.body));
       return await reply.redirect(`${TEST_PLATES_PATH}?${new URLSearchParams({ operation: plate.operation, done: 'added' }).toString()}`, 303);
     } catch (error) {
       if (!(error instanceof TestPlateError && (error.code === 'INVALID' || error.code === 'ALREADY_EXISTS'))) throw error;
-      // Shown again with what was typed, under the form.
-      const operation = chosen(request.body.operation);
-      const values = Object.fromEntries(Catalogue.keyParameters(operation).map((p) => [p.name, request.body[valueField(p.name)]]));
-      const page = testPlatesPage(viewer, { plates: await deps.testPlates.list(), operations, operation, values, error: `Not added: ${error.message}.` });
-      return ctx.render(reply, page, error.code === 'INVALID' ? 400 : 409);
+      return again({ form: 'plate', field: undefined, text: `Not added: ${error.message}.`, values: {} }, error.code === 'INVALID' ? 400 : 409);
     }
   });
 

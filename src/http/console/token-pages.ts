@@ -1,11 +1,14 @@
 import type { OperatorToken } from '../../users/user.service.js';
 import { html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
+import { atMost, fieldMessage, formMessage, hint, invalidAttrs, typed, type FormError } from './form-errors.js';
 
 export const TOKENS_PATH = '/console/admin/tokens';
 
 /** Operator API tokens: never their secrets, only the prefix that tells them apart. */
-export function tokensPage(viewer: Viewer, input: { tokens: readonly OperatorToken[]; notice?: string | undefined }): string {
+export function tokensPage(viewer: Viewer, input: { tokens: readonly OperatorToken[]; notice?: string | undefined; error?: FormError | undefined }): string {
+  const { error } = input;
+  const scopeOption = (value: string) => html`<option value="${value}"${typed(error, 'token', 'scope') === value ? ' selected' : ''}>${value}</option>`;
   return page(
     'Operator API tokens',
     html`${input.notice ? message('notice', input.notice) : ''}
@@ -26,9 +29,9 @@ export function tokensPage(viewer: Viewer, input: { tokens: readonly OperatorTok
 ${
   viewer.canWrite
     ? html`<section class="panel" aria-labelledby="create"><h2 id="create">Create a token</h2>
-<form method="post" action="${TOKENS_PATH}" class="row">${csrfField(viewer)}
-  <div><label for="tk-name">Name (what uses it)</label><input type="text" id="tk-name" name="name" required maxlength="64" placeholder="e.g. billing sync"></div>
-  <div><label for="tk-scope">Scope</label><select id="tk-scope" name="scope"><option value="read">read</option><option value="write">write</option></select></div>
+<form method="post" action="${TOKENS_PATH}" class="row">${csrfField(viewer)}${formMessage(error, 'token', ['name'])}
+  <div><label for="tk-name">Name (what uses it)</label><input type="text" id="tk-name" name="name" required placeholder="e.g. billing sync" value="${typed(error, 'token', 'name')}"${invalidAttrs(error, 'token', 'name', 'tk-name', true)}>${hint('tk-name', atMost(64))}${fieldMessage(error, 'token', 'name', 'tk-name')}</div>
+  <div><label for="tk-scope">Scope</label><select id="tk-scope" name="scope">${scopeOption('read')}${scopeOption('write')}</select></div>
   <div><button type="submit">Create token</button></div>
 </form></section>`
     : html`<p class="muted">Your role (${viewer.user.role}) reads only; an admin creates and revokes tokens.</p>`

@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { formErrorOf } from './form-errors.js';
 import { actorOf, ApiError, requireWrite } from '../auth/api-auth.js';
 import { idParams, object, str, tokenCreateBody } from '../api/api-schemas.js';
 import type { UserService } from '../../users/user.service.js';
@@ -18,13 +19,23 @@ export const tokenPages: FastifyPluginAsync<ConsolePageOptions & { readonly user
 
   app.post<{ Body: { name: string; scope: 'read' | 'write' } }>(
     '',
-    { schema: { body: ctx.formOf(tokenCreateBody) } },
+    { schema: { body: ctx.formOf(tokenCreateBody) }, attachValidation: true },
     async (request, reply) => {
       const { principal, viewer } = await ctx.signIn(request, 'operator');
       requireWrite(principal);
       // As the API: a logged-in admin creates tokens, never another token (the console is session-only anyway).
       if (principal.via !== 'session') throw new ApiError(403, 'forbidden', 'Tokens are created by a logged-in admin.');
-      const { token, secret } = await users.withActor(actorOf(principal, request)).createToken(principal.user, request.body.name, request.body.scope);
+      let created;
+      try {
+        if (request.validationError) throw request.validationError;
+        created = await users.withActor(actorOf(principal, request)).createToken(principal.user, request.body.name, request.body.scope);
+      } catch (thrown) {
+        // A refused name (too long, taken) comes back at its field, typed values kept (issue 26 item 10).
+        const error = formErrorOf('token', request.body, request.validationError as FastifyError | undefined, thrown);
+        if (!error) throw thrown;
+        return ctx.render(reply, tokensPage(viewer, { tokens: await users.tokens(), error: { ...error, field: error.field ?? 'name' } }), 400);
+      }
+      const { token, secret } = created;
       return ctx.render(reply, tokenCreatedPage(viewer, { token, secret, baseUrl: ctx.baseUrl(request) }), 201);
     },
   );

@@ -4,6 +4,7 @@ import type { FreeLedgerReason } from '../../accounts/ledger-queries.js';
 import { whyFree } from './account-sections.js';
 import { html, type Html } from './html.js';
 import { csrfField, message, page, type Viewer } from './layout.js';
+import { atMost, fieldMessage, hintIdOf, invalidAttrs, type FormError } from './form-errors.js';
 import { operationGroups, type TryItSample } from './try-it-choices.js';
 
 export const TRY_IT_PATH = '/console/account/try';
@@ -26,6 +27,8 @@ export interface TryItInput {
   readonly operation: OperationDeclaration;
   /** The values typed, by parameter name (shown again after a run). */
   readonly values: Readonly<Record<string, string | undefined>>;
+  /** A value refused before the lookup ran (too long), at its field. */
+  readonly error?: FormError | undefined;
   readonly outcome?: TryItOutcome;
   /** The operation was switched on a run without choosing it first: nothing ran (issue 26 item 6). */
   readonly switched?: boolean | undefined;
@@ -48,10 +51,13 @@ function operationOption(o: OperationDeclaration, chosen: OperationDeclaration):
   return html`<option value="${o.name}"${o.name === chosen.name ? html` selected` : ''}>${o.name} (${o.cost} credit${o.cost === 1 ? '' : 's'})</option>`;
 }
 
-function parameterInputs(op: OperationDeclaration, values: TryItInput['values']): Html[] {
+/** The longest value a parameter field takes (the route's schema). */
+export const TRY_IT_VALUE_MAX = 200;
+
+function parameterInputs(op: OperationDeclaration, values: TryItInput['values'], error: FormError | undefined): Html[] {
   return Catalogue.inputParameters(op).map(
-    (p) => html`<div><label for="p-${p.name}">${p.name}${p.required ? '' : ' (optional)'}</label><input type="text" id="p-${p.name}" name="${p.name}" maxlength="200" value="${values[p.name] ?? ''}"${p.required ? html` required` : ''}>
-  <p class="muted">${p.description}</p></div>`,
+    (p) => html`<div><label for="p-${p.name}">${p.name}${p.required ? '' : ' (optional)'}</label><input type="text" id="p-${p.name}" name="${p.name}" value="${values[p.name] ?? ''}"${p.required ? html` required` : ''}${invalidAttrs(error, 'try', p.name, `p-${p.name}`, true)}>
+  <p class="muted" id="${hintIdOf(`p-${p.name}`)}">${p.description} (${atMost(TRY_IT_VALUE_MAX)})</p>${fieldMessage(error, 'try', p.name, `p-${p.name}`)}</div>`,
   );
 }
 
@@ -75,10 +81,10 @@ export function tryItPage(viewer: Viewer, input: TryItInput): string {
 ${input.switched ? message('notice', html`You chose ${op.name}: nothing was run. Fill in its fields, then run it.`) : ''}
 <form method="post" action="${TRY_IT_PATH}" class="row" aria-label="Run a lookup">${csrfField(viewer)}
   <div><label for="t-operation">Operation</label><select id="t-operation" name="operation">${operationGroups(input.operations).map((g) => html`<optgroup label="${g.label}">${g.operations.map((o) => operationOption(o, op))}</optgroup>`)}</select></div>
-  <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate>Choose</button></div>
+  <div><button type="submit" class="secondary" name="choose" value="1" formnovalidate data-follows="t-operation">Choose</button></div>
   <input type="hidden" name="shown" value="${op.name}">
 <section class="panel" aria-labelledby="run"><h2 id="run">${op.name}</h2><p class="muted">${op.label}</p>
-  ${parameterInputs(op, input.values)}
+  ${parameterInputs(op, input.values, input.error)}
   ${sampleLine(op, input.sample)}
   <div><button type="submit">Run lookup</button></div>
 </section></form>

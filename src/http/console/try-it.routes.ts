@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { formErrorOf } from './form-errors.js';
 import type { AccountService } from '../../accounts/account.service.js';
 import { freeReasonWords } from '../../accounts/ledger-queries.js';
 import { Catalogue } from '../../catalogue/catalogue.js';
@@ -15,7 +16,7 @@ import type { Html } from './html.js';
 import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
 import type { TryItSamples } from './try-it-choices.js';
-import { TRY_IT_PATH, tryItPage, type TryItOutcome } from './try-it-page.js';
+import { TRY_IT_PATH, TRY_IT_VALUE_MAX, tryItPage, type TryItOutcome } from './try-it-page.js';
 
 type Form = Record<string, string>;
 
@@ -53,8 +54,8 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
   });
 
   // Parameter fields are named after the operation's parameters (any of the catalogue's), so the body is open: strings only, short.
-  const tryItBody = { type: 'object', properties: { operation: str(64), [CSRF_FIELD]: str(100) }, required: ['operation'], additionalProperties: str(200) };
-  app.post<{ Body: Form }>('', { schema: { body: tryItBody } }, async (request, reply) => {
+  const tryItBody = { type: 'object', properties: { operation: str(64), [CSRF_FIELD]: str(100) }, required: ['operation'], additionalProperties: str(TRY_IT_VALUE_MAX) };
+  app.post<{ Body: Form }>('', { schema: { body: tryItBody }, attachValidation: true }, async (request, reply) => {
     // A member may run it: it reads data and spends credits exactly as the account's API keys do,
     // which every user of the account may hold; no account setting changes.
     const { principal, viewer } = await ctx.signIn(request, 'customer');
@@ -73,6 +74,12 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
     for (const parameter of Catalogue.inputParameters(operation)) {
       const value = request.body[parameter.name];
       if (value !== undefined) values[parameter.name] = value;
+    }
+    // An over-long value: the form again at its field, nothing run (issue 26 item 10).
+    const refused = formErrorOf('try', request.body, request.validationError as FastifyError | undefined, undefined, Object.fromEntries(Object.keys(values).map((name) => [name, name])));
+    if (refused) {
+      const credit = await options.credit(account);
+      return ctx.render(reply, tryItPage(viewer, { operations: catalogue.operations, operation, values, error: refused, credit }), 400);
     }
     let outcome: TryItOutcome;
     try {

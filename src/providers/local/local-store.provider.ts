@@ -16,7 +16,8 @@ export class LocalStoreProvider implements Provider {
   async find(query: LookupQuery): Promise<ProviderAnswer> {
     const { dataset } = query.operation;
     if (dataset.kind === 'ncap') return this.searchRatings(query);
-    const document = await this.records.findDocument(dataset.name, query.key);
+    // The operation's own record (an answer of the original) before its dataset's (findAnswer).
+    const document = await this.records.findAnswer(query.operation.name, dataset.name, query.key);
     if (document === undefined) return { status: 'not-found' };
     // Cacheable: a stored record changes only by a commit, which moves the change counter (or by
     // an import in this process, which clears the pipeline's record cache).

@@ -1,5 +1,6 @@
 import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
 import type { Catalogue } from '../../catalogue/catalogue.js';
+import { ORIGINAL_SOURCE } from '../../datasets/kept-per-operation.js';
 import { RESULT_CODECS } from '../../results/index.js';
 import type { Clock } from '../../shared/clock.js';
 import { AnswerRecorder, type RecorderLog } from '../upstream/answer-recorder.js';
@@ -7,7 +8,9 @@ import { UpstreamHttpClient } from '../upstream/http-client.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { SecretRedactor } from '../upstream/secret-redactor.js';
 import type { Repeat } from '../../shared/repeat.js';
-import { UpstreamBalanceWatch } from '../upstream/upstream-balance.js';
+import { UpstreamBalanceWatch, type SharedBalance } from '../upstream/upstream-balance.js';
+import { UpstreamBalanceRepository } from '../upstream/upstream-balance.repository.js';
+import type { Db } from '../../storage/database.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { UpstreamMonitor } from '../upstream/upstream-monitor.js';
 import type { RegcheckFetched, RegcheckHooks } from './regcheck.client.js';
@@ -39,12 +42,22 @@ export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Arr
   const op = catalogue.find(fetched.operation);
   if (!op) return [];
   const field = RESULT_CODECS[op.resultType].importPayload.field;
-  const tail = { source: 'regcheck', fetchedAt: fetched.fetchedAt };
+  // The source that makes `import` keep the answer for this operation alone (kept-per-operation.ts).
+  const tail = { source: ORIGINAL_SOURCE, fetchedAt: fetched.fetchedAt };
   if (op.dataset.kind === 'ncap') {
     const ratings = Array.isArray(fetched.record) ? (fetched.record as unknown[]) : [fetched.record];
     return ratings.map((rating) => ({ operation: op.name, [field]: rating, ...tail }));
   }
   return [{ operation: op.name, key: fetched.key, [field]: fetched.record, ...tail }];
+}
+
+/** The store's shared balance of one provider, as the balance watch takes it. */
+function sharedBalance(repository: UpstreamBalanceRepository, provider: string): SharedBalance {
+  return {
+    publish: (credits, readAt) => repository.publish(provider, credits, readAt),
+    countDown: () => repository.countDown(provider),
+    latest: () => repository.latest(provider),
+  };
 }
 
 export interface RegcheckGatewayDeps {
@@ -55,6 +68,8 @@ export interface RegcheckGatewayDeps {
   readonly log?: RecorderLog;
   /** The timer of the balance reads; tests fire it by hand. */
   readonly repeat?: Repeat;
+  /** The store every instance shares: the balance read, spent, shown and gated on is the same for all (upstream_balances). */
+  readonly db?: Db;
 }
 
 /**
@@ -80,11 +95,12 @@ export class RegcheckGateway {
       monitor: deps.monitor,
       ...(deps.repeat ? { repeat: deps.repeat } : {}),
       ...(deps.log ? { log: deps.log } : {}),
+      ...(deps.db ? { shared: sharedBalance(new UpstreamBalanceRepository(deps.db), settings.name), now: () => deps.clock.now() } : {}),
     });
     this.recorder = config.recordFile === undefined ? undefined : new AnswerRecorder(config.recordFile, deps.log);
     const recorder = this.recorder;
     this.hooks = {
-      refuse: () => this.balance.closedBecause(),
+      refuse: () => this.balance.gate(),
       ...(recorder
         ? {
             onFetched: (fetched: RegcheckFetched) => {

@@ -31,7 +31,7 @@ export interface RegcheckFetched extends RegcheckPayload {
 /** What the operator's side may plug into the provider (issue 24: balance gate, record file). */
 export interface RegcheckHooks {
   /** A reason not to ask the original now (no balance left there), or undefined (LookupOptions.refuse). */
-  readonly refuse?: () => string | undefined;
+  readonly refuse?: () => string | undefined | Promise<string | undefined>;
   /**
    * Told once per upstream call that answered with data (never for cache hits, and once for
    * concurrent requests that shared the call); must not throw.

@@ -19,9 +19,12 @@ export class ProvidersView {
     private readonly status: () => Record<string, ProviderStatus>,
     private readonly spend: Pick<UpstreamSpendRepository, 'spend'>,
     private readonly clock: Clock,
+    /** Brings the live state up to date first (the balance every instance shares in the store). */
+    private readonly refresh?: () => Promise<void>,
   ) {}
 
   async view(): Promise<Record<string, ProviderView>> {
+    await this.refresh?.();
     const status = this.status();
     const spend = await this.spend.spend(this.clock.now());
     const names = [...new Set([...Object.keys(status), ...Object.keys(spend)])].sort();

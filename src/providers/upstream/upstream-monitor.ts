@@ -31,9 +31,10 @@ export type UpstreamEvent =
   /**
    * The operator's balance at an upstream that has one (upstream-balance.ts): `read` from the
    * upstream, or `counted` down by one after an answer it charges for, until the next read.
-   * `error` when a read failed (the last balance stands).
+   * `shared` when taken from the store, where another instance read or counted it
+   * (UpstreamBalanceWatch.refresh); `error` when a read failed (the last balance stands).
    */
-  | { readonly type: 'balance'; readonly provider: string; readonly credits?: number; readonly how: 'read' | 'counted' | 'error'; readonly message?: string }
+  | { readonly type: 'balance'; readonly provider: string; readonly credits?: number; readonly how: 'read' | 'counted' | 'shared' | 'error'; readonly message?: string }
   /** The answer cache could not be read or written; the lookup went on without it. */
   | { readonly type: 'cache-error'; readonly provider: string; readonly operation: 'read' | 'write'; readonly message: string };
 

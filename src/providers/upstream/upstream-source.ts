@@ -51,9 +51,10 @@ export interface LookupOptions {
   /**
    * Asked after a cache miss, before the breaker: a reason not to ask the upstream now (an
    * operator's gate, such as no balance left there), or undefined to go ahead. A refusal is
-   * `unavailable` (free) and does not count against the breaker.
+   * `unavailable` (free) and does not count against the breaker. It may answer a promise (a gate
+   * whose state other instances share, read from the store).
    */
-  readonly refuse?: () => string | undefined;
+  readonly refuse?: () => string | undefined | Promise<string | undefined>;
   /**
    * The operation asked, for sources that answer several: the upstream spend counts calls and
    * cache answers by it (upstream-spend.ts). Sources that answer one kind of question leave it out.
@@ -139,7 +140,8 @@ export class UpstreamSource {
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
     }
 
-    const refused = options.refuse?.();
+    const gate = options.refuse?.();
+    const refused = gate instanceof Promise ? await gate : gate;
     if (refused !== undefined) {
       monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused }, ...op });
       return { status: 'unavailable', reason: `${provider}: ${refused}` };

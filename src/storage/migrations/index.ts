@@ -13,6 +13,8 @@ import { overviewMigration } from './0011-overview.js';
 import { loginThrottleMigration } from './0010-login-throttle.js';
 import { upstreamSpendMigration } from './0012-upstream-spend.js';
 import { creditReferencesMigration } from './0013-credit-references.js';
+import { operationRecordsMigration } from './0014-operation-records.js';
+import { upstreamBalancesMigration } from './0015-upstream-balances.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -30,6 +32,8 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0011-overview': overviewMigration,
     '0012-upstream-spend': upstreamSpendMigration,
     '0013-credit-references': creditReferencesMigration,
+    '0014-operation-records': operationRecordsMigration,
+    '0015-upstream-balances': upstreamBalancesMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

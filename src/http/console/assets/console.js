@@ -1,5 +1,5 @@
 // Progressive enhancement only: every page works without this file.
-/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, ResizeObserver */
+/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement, ResizeObserver */
 'use strict';
 document.addEventListener('click', (event) => {
   const target = event.target;
@@ -16,13 +16,26 @@ document.addEventListener('submit', (event) => {
   const form = event.target;
   if (form instanceof HTMLFormElement && form.dataset.confirm && !window.confirm(form.dataset.confirm)) event.preventDefault();
 });
-// Invite links carry their token in the fragment (never sent to a server or a log); put it in the form.
+// Invite links carry their token in the fragment (never sent to a server or a log); put it in the
+// form and send it (a POST, so the code stays out of every URL): the next page names the account
+// and the user the invitation is for.
 const token = document.getElementById('invite-token');
 if (token instanceof HTMLInputElement && token.value === '' && location.hash.length > 1) {
   token.value = decodeURIComponent(location.hash.slice(1));
   history.replaceState(null, '', location.pathname);
+  if (token.form && token.form.hasAttribute('data-invite-open')) token.form.requestSubmit();
 }
 document.querySelectorAll('button[data-copy]').forEach((button) => { button.hidden = false; });
+
+// Try it and Test plates (issue 26 item 6): the form follows its operation select at once; without
+// script the "Choose" button beside it does the same.
+document.querySelectorAll('button[data-follows]').forEach((button) => {
+  const select = document.getElementById(button instanceof HTMLButtonElement ? button.dataset.follows || '' : '');
+  if (!(button instanceof HTMLButtonElement) || !(select instanceof HTMLSelectElement) || !button.form) return;
+  const form = button.form;
+  button.hidden = true;
+  select.addEventListener('change', () => { form.requestSubmit(button); });
+});
 
 // A table wider than the screen scrolls in its own box (.table-wrap, a labelled region). Where it
 // does, say so above it and keep the box in the tab order so the keyboard can scroll it; where it
