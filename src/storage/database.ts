@@ -214,6 +214,8 @@ export interface WebhookDeliveriesTable {
   duration_ms: number;
   error: string | null;
   succeeded: number;
+  /** Migration 0014: the first bytes of the receiver's answer (RESPONSE_EXCERPT_BYTES); null without one. */
+  response_body: string | null;
 }
 
 /**

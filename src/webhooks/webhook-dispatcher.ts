@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { StringDecoder } from 'node:string_decoder';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Clock } from '../shared/clock.js';
@@ -21,8 +22,13 @@ export interface WebhookDispatcherOptions {
   readonly log?: { warn(message: string, error?: unknown): void };
 }
 
-/** The most of a receiver's answer we read (and discard); the rest is cut off. */
+/** The most of a receiver's answer we read; the rest is cut off. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
+/**
+ * How much of the answer the delivery log keeps (issue 26 item 15): enough for an error message or
+ * the start of an error page, as Svix and Stripe show; a receiver's whole page is no log entry.
+ */
+export const RESPONSE_EXCERPT_BYTES = 1024;
 /** How long a claim outlives an attempt's timeout before another instance may take it over. */
 const LEASE_MARGIN_MS = 30_000;
 
@@ -156,12 +162,13 @@ export class WebhookDispatcher {
   /** One signed POST; never throws: every failure is an outcome. */
   private post(endpoint: EndpointWithSecrets, message: WebhookMessage, startedAt: Date): Promise<AttemptOutcome> {
     const started = performance.now();
-    const finish = (statusCode: number | null, error: string | null): AttemptOutcome => ({
+    const finish = (statusCode: number | null, error: string | null, responseBody: string | null = null): AttemptOutcome => ({
       startedAt: startedAt.toISOString(),
       statusCode,
       durationMs: Math.round(performance.now() - started),
       error,
       succeeded: error === null && statusCode !== null && statusCode >= 200 && statusCode < 300,
+      responseBody,
     });
     const problem = webhookUrlProblem(endpoint.url, this.options.allowPrivateUrls);
     if (problem !== undefined) return Promise.resolve(finish(null, problem));
@@ -181,12 +188,17 @@ export class WebhookDispatcher {
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise((resolve) => {
       let settled = false;
+      /** The answer's first RESPONSE_EXCERPT_BYTES; undefined until an answer came. */
+      let excerpt: Buffer[] | undefined;
+      let kept = 0;
       const done = (statusCode: number | null, error: string | null): void => {
         if (settled) return;
         settled = true;
         clearTimeout(deadline);
         this.inFlight.delete(req);
-        resolve(finish(statusCode, error));
+        // Without end(): a character cut in two at the limit is left out rather than shown as U+FFFD.
+        const body = excerpt === undefined ? null : new StringDecoder('utf8').write(Buffer.concat(excerpt));
+        resolve(finish(statusCode, error, body));
       };
       const req = send(url, {
         method: 'POST',
@@ -202,8 +214,14 @@ export class WebhookDispatcher {
       }, this.options.timeoutMs);
       req.on('response', (res: IncomingMessage) => {
         let read = 0;
+        excerpt = [];
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
+          if (kept < RESPONSE_EXCERPT_BYTES) {
+            const part = chunk.subarray(0, RESPONSE_EXCERPT_BYTES - kept);
+            excerpt?.push(part);
+            kept += part.length;
+          }
           if (read > MAX_RESPONSE_BYTES) res.destroy();
         });
         res.on('end', () => {

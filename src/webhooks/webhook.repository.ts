@@ -47,6 +47,8 @@ export interface WebhookDelivery {
   readonly durationMs: number;
   readonly error: string | null;
   readonly succeeded: boolean;
+  /** The first bytes of the receiver's answer (RESPONSE_EXCERPT_BYTES, as UTF-8 text); null when none came. */
+  readonly responseBody: string | null;
 }
 
 export interface NewMessage {
@@ -64,7 +66,12 @@ export interface AttemptOutcome {
   readonly durationMs: number;
   readonly error: string | null;
   readonly succeeded: boolean;
+  /** The first bytes of the answer's body; null (or absent) when no answer came. */
+  readonly responseBody?: string | null | undefined;
 }
+
+/** What a resend found: the message put back in the outbox, one being sent at this moment, or none. */
+export type RequeueResult = 'requeued' | 'in-flight' | 'missing';
 
 function toEndpoint(row: Selectable<WebhookEndpointsTable>): EndpointWithSecrets {
   return {
@@ -108,6 +115,7 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>): WebhookDelivery {
     durationMs: row.duration_ms,
     error: row.error,
     succeeded: row.succeeded === 1,
+    responseBody: row.response_body,
   };
 }
 
@@ -288,9 +296,29 @@ export class WebhookRepository {
         duration_ms: outcome.durationMs,
         error: outcome.error,
         succeeded: outcome.succeeded ? 1 : 0,
+        response_body: outcome.responseBody ?? null,
       })
       .execute();
     return true;
+  }
+
+  /**
+   * Puts a settled or waiting message of `endpointId` back in the outbox, due at `now`, for one
+   * more attempt with the same id and payload (a resend, as Svix and Stripe resend an event: the
+   * receiver can still tell a repeat by its `webhook-id`). A message whose lease is live is
+   * being sent at this moment and is left alone, so a resend never races the attempt in flight.
+   */
+  async requeue(tx: Tx, endpointId: number, messageId: string, now: string): Promise<RequeueResult> {
+    const updated = await tx.db
+      .updateTable('webhook_messages')
+      .set({ status: 'pending', next_attempt_at: now, lease_until: null, lease_owner: null, updated_at: now })
+      .where('id', '=', messageId)
+      .where('endpoint_id', '=', endpointId)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+      .executeTakeFirst();
+    if (updated.numUpdatedRows > 0n) return 'requeued';
+    const row = await tx.db.selectFrom('webhook_messages').select('id').where('id', '=', messageId).where('endpoint_id', '=', endpointId).executeTakeFirst();
+    return row ? 'in-flight' : 'missing';
   }
 
   async message(id: string): Promise<WebhookMessage | undefined> {

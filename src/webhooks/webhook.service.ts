@@ -267,6 +267,30 @@ export class WebhookService {
     return stored;
   }
 
+  /**
+   * Sends a message of the endpoint again (issue 26 item 15, as Stripe's and Svix's "Resend"): the
+   * same id and payload go back in the outbox for one more attempt, freshly signed, and a failure
+   * is retried on the schedule from where the message's attempts stand. A message being sent at
+   * this moment is refused (INVALID) rather than sent twice at once. Audited like the endpoint's
+   * other actions; a disabled endpoint records the attempt as failed, as a test-send does.
+   */
+  async resend(scope: WebhookScope, id: number, messageId: string): Promise<WebhookMessage> {
+    const endpoint = await this.owned(scope, id);
+    const now = this.clock.now().toISOString();
+    const result = await this.storage.transaction(async (tx) => {
+      const requeued = await this.repository.requeue(tx, endpoint.id, messageId, now);
+      if (requeued === 'requeued') await this.record(tx, endpoint, 'webhook.resend', { after: { endpointId: endpoint.id, messageId } });
+      return requeued;
+    });
+    // Another endpoint's message answers exactly like a missing one.
+    if (result === 'missing') throw new WebhookError('NOT_FOUND', `no message ${messageId} of webhook endpoint ${id}`);
+    if (result === 'in-flight') throw new WebhookError('INVALID', `message ${messageId} is being sent right now; resend it once this attempt is logged`);
+    this.options.onEnqueued?.();
+    const stored = await this.repository.message(messageId);
+    if (!stored) throw new WebhookError('NOT_FOUND', `no message ${messageId} of webhook endpoint ${id}`);
+    return stored;
+  }
+
   /** The endpoint's delivery log, newest first. */
   async deliveries(scope: WebhookScope, id: number, limit = 100): Promise<WebhookDelivery[]> {
     await this.owned(scope, id);

@@ -121,11 +121,25 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
       deliveries = (await call('GET', `/account/api/webhooks/${id}/deliveries`, as(alice))).json.deliveries as Json[];
       return deliveries.length > 0;
     }, 20);
-    expect(deliveries).toMatchObject([{ attempt: 1, statusCode: 200, succeeded: true, error: null }]);
+    expect(deliveries).toMatchObject([{ attempt: 1, statusCode: 200, succeeded: true, error: null, responseBody: 'ok' }]);
     const request = receiver.requests[0];
     expect(verifyStandardWebhook([String(rotated.json.secret), String(created.json.secret)], request?.headers ?? {}, request?.body ?? '')).toEqual([0, 1]);
     const messages = (await call('GET', `/account/api/webhooks/${id}/messages?limit=5`, as(alice))).json.messages as Json[];
     expect(messages).toMatchObject([{ eventType: 'test', status: 'delivered', attempts: 1, payload: { type: 'test' } }]);
+
+    // Resend: the same message (id, payload) once more, freshly signed, logged as its attempt 2.
+    const messageId = String(messages[0]?.id);
+    const resent = await call('POST', `/account/api/webhooks/${id}/messages/${messageId}/resend`, as(alice));
+    expect(resent).toMatchObject({ status: 202, json: { message: { id: messageId, eventType: 'test', status: 'pending' } } });
+    await until(async () => ((await call('GET', `/account/api/webhooks/${id}/deliveries`, as(alice))).json.deliveries as Json[]).length === 2, 20);
+    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests[1]?.headers['webhook-id']).toBe(messageId);
+    expect(receiver.requests[1]?.body).toBe(request?.body);
+    expect((await call('GET', `/account/api/webhooks/${id}/messages`, as(alice))).json.messages).toMatchObject([{ id: messageId, status: 'delivered', attempts: 2 }]);
+    expect(await call('POST', `/account/api/webhooks/${id}/messages/msg_unknown/resend`, as(alice))).toMatchObject({ status: 404, json: { error: 'not-found' } });
+    expect(await call('POST', `/account/api/webhooks/${id}/messages/not-a-message/resend`, as(alice))).toMatchObject({ status: 400, json: { field: 'messageId' } });
+    const audited = await t.services.audit.list({ action: 'webhook.resend', limit: 5 });
+    expect(audited.map((r) => [r.actor.name, r.after])).toEqual([[`customer-of-${alice}`, { endpointId: Number(id), messageId }]]);
   });
 
   it('shows and sets the account’s thresholds, and goes back to the server default', async () => {
@@ -165,6 +179,7 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     expect(await call('GET', '/account/api/webhooks', {})).toMatchObject({ status: 401, json: { error: 'unauthorized', message: 'log in first' } });
     expect(await call('GET', '/admin/api/webhooks', {})).toMatchObject({ status: 401 });
     expect(await call('POST', '/admin/api/webhooks', viewer, { url: `${receiver.url}/op` })).toMatchObject({ status: 403, json: { error: 'forbidden', message: 'viewers may only read' } });
+    expect(await call('POST', '/admin/api/webhooks/1/messages/msg_AAAAAAAAAAAAAAAAAAAAAA/resend', viewer)).toMatchObject({ status: 403, json: { error: 'forbidden' } });
     expect(await call('GET', '/admin/api/webhooks', viewer)).toMatchObject({ status: 200, json: { endpoints: [] } });
   });
 
@@ -180,6 +195,7 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
       ['POST', `/account/api/webhooks/${id}/test`],
       ['GET', `/account/api/webhooks/${id}/deliveries`],
       ['GET', `/account/api/webhooks/${id}/messages`],
+      ['POST', `/account/api/webhooks/${id}/messages/msg_AAAAAAAAAAAAAAAAAAAAAA/resend`],
     ];
     for (const [method, path, body] of attempts) {
       const res = await call(method, path, as(bob), body);

@@ -95,6 +95,6 @@ describe.each(await enginesToTest())('operator overview page on %s', (engine) =>
     expect(refused.body).not.toContain('data-testid="rates"');
     const visitor = await get(t, '/console/admin');
     expect(visitor.statusCode).toBe(303);
-    expect(visitor.headers.location).toBe('/console/login');
+    expect(visitor.headers.location).toBe('/console/login?next=%2Fconsole%2Fadmin');
   });
 });

@@ -5,6 +5,17 @@ import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { HAVE_CHROMIUM, launchChromium, shot, unlabelledFields } from '../helpers/chromium.js';
+import { until } from '../helpers/until.js';
+import type { FakeResponse } from '../fakes/fake-http-server.js';
+
+/** An answer the receiver holds back until the test releases it. */
+function hold(): { answer: Promise<FakeResponse>; release: (answer: FakeResponse) => void } {
+  let release: (answer: FakeResponse) => void = () => undefined;
+  const answer = new Promise<FakeResponse>((resolve) => {
+    release = resolve;
+  });
+  return { answer, release };
+}
 
 /**
  * Issue 18's remaining console pages in Debian's Chromium (playwright-core): a customer's webhook
@@ -102,21 +113,44 @@ describe.skipIf(!HAVE_CHROMIUM)('console pages in Chromium: alerts and webhooks,
     await page.getByRole('link', { name: 'Continue to the endpoint' }).click();
     await accessible(page);
 
+    // The receiver holds the attempt until the test answers for it: the page is seen pending first.
+    const held = hold();
+    receiver.script({ until: held.answer });
     await page.getByRole('button', { name: 'Send a test event' }).click();
     await expect(page.getByRole('status').textContent()).resolves.toContain('A test event is queued');
-    // The outbox sends it in the background; the page shows it once a reload finds the attempt.
-    for (let i = 0; i < 50 && !((await page.getByTestId('deliveries').textContent()) ?? '').includes('delivered'); i += 1) {
-      await page.waitForTimeout(100);
-      await page.reload();
-    }
-    const attempts = (await page.getByTestId('deliveries').textContent()) ?? '';
-    expect(attempts).toContain('204');
-    expect(attempts).toContain('delivered');
-    await expect(page.getByTestId('messages').textContent()).resolves.toMatch(/test\s*msg_\S+\s*delivered/);
-    expect(receiver.requests).toHaveLength(1);
+    const log = page.locator('[data-delivery-log]');
+    await expect(log.getAttribute('data-pending')).resolves.toBe('true');
+    await expect(page.getByTestId('messages').textContent()).resolves.toMatch(/test\s*msg_\S+:\s*pending/);
+    await expect(page.getByTestId('pending-note').isVisible()).resolves.toBe(true);
+    await page.getByText('Request payload').click();
+    // Marks this document: a reload would lose the mark, the log's own update keeps it.
+    await page.evaluate('window.notReloaded = true');
+    await until(() => receiver.requests.length === 1);
+    held.release({ status: 200, json: { received: true } });
+    await page.locator('[data-delivery-log][data-pending="false"]').waitFor({ timeout: 30_000 });
+    await expect(page.evaluate('window.notReloaded')).resolves.toBe(true);
+    await expect(page.getByTestId('messages').textContent()).resolves.toMatch(/test\s*msg_\S+:\s*delivered/);
+    const attempts = (await page.getByTestId('attempts').textContent()) ?? '';
+    expect(attempts).toMatch(/1\s*200\s*\d+\s*delivered\s*\{"received":true\}/);
+    // The payload stayed open through the update, pretty-printed.
+    await expect(page.getByTestId('payload').isVisible()).resolves.toBe(true);
+    await expect(page.getByTestId('payload').textContent()).resolves.toContain('"type": "test"');
     const [delivery] = receiver.requests;
     expect(verifyStandardWebhook([secret], delivery?.headers ?? {}, delivery?.body ?? '')).toEqual([0]);
     await shot(page, 'customer-webhook-log');
+
+    // Resend: the same message once more; the log follows it from pending to delivered again.
+    const again = hold();
+    receiver.script({ until: again.answer });
+    await page.getByRole('button', { name: /^Resend test message msg_/ }).click();
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The message is queued again');
+    await expect(page.locator('[data-delivery-log]').getAttribute('data-pending')).resolves.toBe('true');
+    await until(() => receiver.requests.length === 2);
+    again.release({ status: 200, text: 'seen again' });
+    await page.locator('[data-delivery-log][data-pending="false"]').waitFor({ timeout: 30_000 });
+    await expect(page.getByTestId('attempts').textContent()).resolves.toMatch(/2\s*200\s*\d+\s*delivered\s*seen again/);
+    expect(receiver.requests[1]?.headers['webhook-id']).toBe(delivery?.headers['webhook-id']);
+    expect(receiver.requests[1]?.body).toBe(delivery?.body);
 
     await page.getByRole('link', { name: 'Back to Alerts and webhooks' }).click();
     await expect(page.getByTestId('endpoints').textContent()).resolves.toContain('billing system');
@@ -209,8 +243,41 @@ describe.skipIf(!HAVE_CHROMIUM)('console pages in Chromium: alerts and webhooks,
     await expect(laptop.getByRole('status').textContent()).resolves.toContain('Every session of yours has ended');
 
     await phone.reload();
-    expect(phone.url()).toBe(`${base}/console/login`);
+    expect(phone.url()).toBe(`${base}/console/login?session=ended&next=%2Fconsole%2Faccount`);
+    await expect(phone.getByRole('status').textContent()).resolves.toContain('You were logged out everywhere');
     await phone.goto('/console/account/alerts');
-    expect(phone.url()).toBe(`${base}/console/login`);
+    expect(phone.url()).toBe(`${base}/console/login?session=ended&next=%2Fconsole%2Faccount%2Falerts`);
+  }, 60_000);
+
+  it('tells another tab of the browser that logged out everywhere why, and brings it back to its page after the login', async () => {
+    const { ctx, page: first } = await context();
+    await logIn(first, 'dana@acme.example');
+    const second = await ctx.newPage();
+    await second.goto('/console/account/alerts');
+    await expect(second.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Alerts and webhooks');
+
+    await first.getByRole('button', { name: 'Log out everywhere' }).click();
+    await expect(first.getByRole('status').textContent()).resolves.toContain('Every session of yours has ended');
+
+    // The other tab, still showing its page, goes on: the login page says why, then it is back.
+    await second.getByRole('link', { name: 'Try it' }).click();
+    expect(second.url()).toBe(`${base}/console/login?session=ended&next=%2Fconsole%2Faccount%2Ftry`);
+    await expect(second.getByRole('status').textContent()).resolves.toContain('You were logged out everywhere');
+    await shot(second, 'console-session-ended');
+    await second.getByLabel('User name').fill('dana@acme.example');
+    await second.getByLabel('Password').fill(PASSWORD);
+    await second.getByRole('button', { name: 'Log in' }).click();
+    await second.waitForURL(`${base}/console/account/try`);
+  }, 60_000);
+
+  it('brings an operator from a deep link opened logged out to that page after the login', async () => {
+    const { page } = await context();
+    await page.goto('/console/admin/accounts/acme');
+    expect(page.url()).toBe(`${base}/console/login?next=%2Fconsole%2Fadmin%2Faccounts%2Facme`);
+    await page.getByLabel('User name').fill('root');
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${base}/console/admin/accounts/acme`);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('acme');
   }, 60_000);
 });

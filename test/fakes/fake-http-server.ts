@@ -28,7 +28,9 @@ export type FakeResponse =
   /** Accepts the request and never answers (until the fake closes). */
   | { readonly hang: true }
   /** Closes the connection without an answer. */
-  | { readonly reset: true };
+  | { readonly reset: true }
+  /** Holds the request and answers as the promise says once it settles: a test decides when. */
+  | { readonly until: Promise<FakeResponse> };
 
 export type FakeHandler = (request: FakeRequest) => FakeResponse;
 
@@ -122,6 +124,12 @@ export class FakeHttpServer {
 
   private respond(res: ServerResponse, response: FakeResponse): void {
     if ('hang' in response) return;
+    if ('until' in response) {
+      void response.until.then((answer) => {
+        if (!res.destroyed) this.respond(res, answer);
+      });
+      return;
+    }
     if ('reset' in response) {
       res.socket?.destroy();
       return;

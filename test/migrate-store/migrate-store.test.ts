@@ -164,6 +164,10 @@ async function populate(dir: string): Promise<Record<string, string>> {
     const { endpoint } = await s.alerting.webhooks.create({ actor: 'account', accountId: alice }, { url: 'https://hooks.example.com/in', enabled: false });
     await s.alerting.webhooks.sendTest({ actor: 'account', accountId: alice }, endpoint.id);
     await s.alerting.dispatcher.drain();
+    // The receiver's answer in the delivery log (migration 0014): written here as a receiver's
+    // answer would have been, since the fixture's endpoint sends nothing off the machine.
+    const logged = await s.storage.db.updateTable('webhook_deliveries').set({ response_body: '{"error":"invalid signature"}\n' }).executeTakeFirst();
+    expect(logged.numUpdatedRows).toBe(1n);
     await s.alerting.alerts.setThresholds(alice, [8, 0]);
     expect(await s.alerting.alerts.fire(alice, 8, 6)).toBe(true);
     await s.alerting.alerts.sweep();

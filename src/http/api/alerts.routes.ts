@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { DESCRIPTION, USERNAME, object, str } from './api-schemas.js';
+import { DESCRIPTION, MESSAGE_ID, USERNAME, object, str } from './api-schemas.js';
 import type { Actor } from '../../audit/audit-log.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
 import type { Alerting } from '../../alerts/alerting.js';
@@ -18,6 +18,7 @@ import { alertAnswers, noContent } from './api-responses.js';
  *   POST     {base}/webhooks/:id/test                a `test` event through the outbox
  *   GET      {base}/webhooks/:id/deliveries          the delivery log, newest first
  *   GET      {base}/webhooks/:id/messages            the outbox rows, newest first
+ *   POST     {base}/webhooks/:id/messages/:messageId/resend   the message again, one more attempt
  *
  * The plugins set no error handler: validation failures, the services' errors (WebhookError,
  * CreditAlertError) and the guards' refusals reach the handler of the API they are registered in
@@ -203,6 +204,21 @@ function routes(app: FastifyInstance, base: string, options: AlertRoutesOptions,
     const message = await changing(request).sendTest(scope, request.params.id);
     return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
   });
+  app.post<{ Params: IdParams & { messageId: string } }>(
+    `${base}/webhooks/:id/messages/:messageId/resend`,
+    {
+      schema: {
+        ...doc('Send a message again (the same id and payload, freshly signed): one more attempt through the outbox'),
+        params: params({ ...idParams.properties, messageId: MESSAGE_ID }),
+        response: { 202: alertAnswers.testSent },
+      },
+    },
+    async (request, reply) => {
+      const scope = await scopeOf(request);
+      const message = await changing(request).resend(scope, request.params.id, request.params.messageId);
+      return reply.code(202).send({ message: { id: message.id, eventType: message.eventType, status: message.status, createdAt: message.createdAt } });
+    },
+  );
   app.get<{ Params: IdParams; Querystring: { limit?: number } }>(
     `${base}/webhooks/:id/deliveries`,
     { schema: { ...doc("The endpoint's delivery log, newest first"), params: params(idParams.properties), querystring: limitQuery, response: { 200: alertAnswers.deliveries } } },

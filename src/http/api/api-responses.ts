@@ -256,6 +256,7 @@ export const deliveryAnswer = answer({
   durationMs: integer(84),
   error: orNull(text('connect ECONNREFUSED')),
   succeeded: flag(true),
+  responseBody: { ...orNull(text('{"received":true}')), description: "The first 1 KB of the receiver's answer, as UTF-8 text; null when no answer came (a timeout, a refused connection) or for attempts logged before it was kept" },
 });
 
 export const thresholdsAnswer = answer({

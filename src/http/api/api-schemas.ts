@@ -57,6 +57,8 @@ export const keyParams = object({ username: USERNAME, id: int(1, 2 ** 31 - 1) },
 export const idParams = object({ id: int(1, 2 ** 31 - 1) }, ['id']);
 
 export const loginBody = object({ username: USERNAME, password: PASSWORD }, ['username', 'password']);
+/** A webhook message id as the outbox makes them (`msg_` and 22 base64url characters), with room to spare. */
+export const MESSAGE_ID: Schema = { type: 'string', pattern: '^msg_[A-Za-z0-9_-]{1,64}$' };
 export const passwordBody = object({ currentPassword: PASSWORD, newPassword: PASSWORD }, ['currentPassword', 'newPassword']);
 export const inviteBody = object({ token: str(100, { minLength: 1 }), password: PASSWORD }, ['token', 'password']);
 

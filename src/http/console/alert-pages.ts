@@ -5,6 +5,7 @@ import { eventTypesFor, MAX_ENDPOINTS } from '../../webhooks/webhook.service.js'
 import { html, type Html } from './html.js';
 import { csrfField, message, page, when, type Viewer } from './layout.js';
 import { DESCRIPTION } from '../api/api-schemas.js';
+import { deliveryLog } from './delivery-log.js';
 import { atMost, fieldMessage, formMessage, hint, invalidAttrs, type FormError } from './form-errors.js';
 
 /** The limits the register and thresholds forms state beside their fields (the routes' schemas). */
@@ -124,30 +125,6 @@ export interface EndpointInput extends AlertScopeView {
   readonly notice?: string | undefined;
 }
 
-function messagesTable(messages: readonly WebhookMessage[]): Html {
-  return html`<div class="table-wrap" role="region" aria-label="Messages table" tabindex="0"><table data-testid="messages">
-<thead><tr><th scope="col">Queued</th><th scope="col">Event</th><th scope="col">Message id</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col">Next attempt</th></tr></thead>
-<tbody>${
-    messages.length === 0
-      ? html`<tr><td colspan="6" class="muted">No messages yet.</td></tr>`
-      : messages.map(
-          (m) => html`<tr><td>${when(m.createdAt)}</td><td><code>${m.eventType}</code></td><td><code>${m.id}</code></td><td>${m.status}</td><td class="num">${m.attempts}</td><td>${m.status === 'pending' ? when(m.nextAttemptAt) : html`<span class="muted">–</span>`}</td></tr>`,
-        )
-  }</tbody></table></div>`;
-}
-
-function deliveriesTable(deliveries: readonly WebhookDelivery[]): Html {
-  return html`<div class="table-wrap" role="region" aria-label="Delivery attempts table" tabindex="0"><table data-testid="deliveries">
-<thead><tr><th scope="col">Started</th><th scope="col">Message id</th><th scope="col" class="num">Attempt</th><th scope="col" class="num">Status code</th><th scope="col" class="num">Time (ms)</th><th scope="col">Result</th></tr></thead>
-<tbody>${
-    deliveries.length === 0
-      ? html`<tr><td colspan="6" class="muted">No attempts yet.</td></tr>`
-      : deliveries.map(
-          (d) => html`<tr><td>${when(d.startedAt)}</td><td><code>${d.messageId}</code></td><td class="num">${d.attempt}</td><td class="num">${d.statusCode ?? '–'}</td><td class="num">${d.durationMs}</td><td>${d.succeeded ? html`<span class="status-active">delivered</span>` : html`<span class="status-disabled">failed</span>${d.error ? html`: ${d.error}` : ''}`}</td></tr>`,
-        )
-  }</tbody></table></div>`;
-}
-
 /** The rotation's grace periods offered: during it the old secret signs too. */
 const GRACE_CHOICES: ReadonlyArray<readonly [number, string]> = [
   [0, 'none: the old secret stops at once'],
@@ -172,7 +149,7 @@ function endpointActions(viewer: Viewer, input: EndpointInput): Html {
 </section>`;
 }
 
-/** One endpoint: its settings, its messages (status, attempts, next retry) and every attempt's answer. */
+/** One endpoint: its settings, and its delivery log (delivery-log.ts): each message's payload, attempts and answers. */
 export function endpointPage(viewer: Viewer, input: EndpointInput): string {
   const e = input.endpoint;
   return page(
@@ -185,10 +162,7 @@ export function endpointPage(viewer: Viewer, input: EndpointInput): string {
 <li>Created ${when(e.createdAt)} by ${e.createdBy === 'operator' ? 'an operator' : 'the account'}; changed ${when(e.updatedAt)}</li>
 ${e.previousSecretUntil ? html`<li>The previous secret also signs until ${when(e.previousSecretUntil)}</li>` : ''}</ul>
 ${viewer.canWrite ? endpointActions(viewer, input) : ''}
-<section aria-labelledby="log"><h2 id="log">Delivery log</h2>
-<p class="muted">Newest first. A failed attempt is retried on the server's schedule; the message shows when. Reload to see new attempts.</p>
-<h3>Messages</h3>${messagesTable(input.messages)}
-<h3>Attempts</h3>${deliveriesTable(input.deliveries)}</section>
+${deliveryLog(viewer, `${input.paths.endpoints}/${e.id}`, input.messages, input.deliveries)}
 <p><a href="${input.paths.page}">Back to ${input.title}</a></p>`,
     viewer,
   );

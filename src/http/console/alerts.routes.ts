@@ -5,7 +5,7 @@ import type { Alerting } from '../../alerts/alerting.js';
 import { CreditAlertError } from '../../alerts/credit-alerts.js';
 import { actorOf, requireWrite, type Principal } from '../auth/api-auth.js';
 import type { Actor } from '../../audit/audit-log.js';
-import { DESCRIPTION, int, object, str, USERNAME, type Schema } from '../api/api-schemas.js';
+import { DESCRIPTION, int, MESSAGE_ID, object, str, USERNAME, type Schema } from '../api/api-schemas.js';
 import { formErrorOf, type FormError } from './form-errors.js';
 import { EVENT_TYPES, MAX_ROTATION_GRACE_SECONDS, WebhookError, type WebhookScope } from '../../webhooks/webhook.service.js';
 import { alertsPage, endpointPage, eventField, THRESHOLDS_TEXT_MAX, WEBHOOK_URL_MAX, webhookSecretPage, type AlertsInput, type AlertScopeView, type AlertsTyped } from './alert-pages.js';
@@ -57,7 +57,9 @@ const DONE: Readonly<Record<string, string>> = {
   deleted: 'The endpoint is deleted, with its messages and delivery log.',
   enabled: 'The endpoint is enabled.',
   disabled: 'The endpoint is disabled: nothing is sent to it until it is enabled again.',
-  'test-sent': 'A test event is queued. Reload this page to see its delivery.',
+  'test-sent': 'A test event is queued; the delivery log below follows it.',
+  resent: 'The message is queued again; the delivery log below follows its new attempt.',
+  'resend-in-flight': 'That message is being sent right now: its attempt shows in the log in a moment, and you can resend it then.',
 };
 
 const doneQuery = object({ done: str(32) });
@@ -224,7 +226,8 @@ export const alertPages: FastifyPluginAsync<AlertPagesOptions> = (app, deps) => 
     const { viewer, resolved } = await enter(request, false);
     if (ctx.passwordFirst(viewer, reply)) return reply;
     const { id } = request.params;
-    const [endpoint, messages, deliveries] = await Promise.all([webhooks.show(resolved.scope, id), webhooks.messages(resolved.scope, id, 50), webhooks.deliveries(resolved.scope, id, 100)]);
+    // Enough attempts for the 50 messages shown, each retried on the schedule and resent a few times.
+    const [endpoint, messages, deliveries] = await Promise.all([webhooks.show(resolved.scope, id), webhooks.messages(resolved.scope, id, 50), webhooks.deliveries(resolved.scope, id, 500)]);
     const notice = request.query.done === undefined ? undefined : DONE[request.query.done];
     return ctx.render(reply, endpointPage(viewer, { ...resolved.view, endpoint, messages, deliveries, notice }));
   });
@@ -257,6 +260,19 @@ export const alertPages: FastifyPluginAsync<AlertPagesOptions> = (app, deps) => 
     const { resolved, actor } = await enter(request, true);
     await webhooks.withActor(actor).sendTest(resolved.scope, request.params.id);
     return reply.redirect(`${endpointHref(resolved, request.params.id)}?done=test-sent`, 303);
+  });
+
+  // Resend (issue 26 item 15): the same message again, through the service the API's resend calls.
+  const messageParams = object({ ...s.params, id: ID, messageId: MESSAGE_ID }, [...Object.keys(s.params), 'id', 'messageId']);
+  app.post<{ Params: { id: number; messageId: string } }>(`${s.endpoints}/:id/messages/:messageId/resend`, { schema: { params: messageParams, body: ctx.form({}) } }, async (request, reply) => {
+    const { resolved, actor } = await enter(request, true);
+    try {
+      await webhooks.withActor(actor).resend(resolved.scope, request.params.id, request.params.messageId);
+    } catch (error) {
+      if (error instanceof WebhookError && error.code === 'INVALID') return reply.redirect(`${endpointHref(resolved, request.params.id)}?done=resend-in-flight`, 303);
+      throw error;
+    }
+    return reply.redirect(`${endpointHref(resolved, request.params.id)}?done=resent`, 303);
   });
 
   app.post<{ Params: { id: number } }>(`${s.endpoints}/:id/delete`, { schema: { params: idParams, body: ctx.form({}) } }, async (request, reply) => {

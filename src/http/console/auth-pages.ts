@@ -4,14 +4,18 @@ import { formTokenField } from '../auth/form-token.js';
 import { signupLink } from './signup-pages.js';
 import { fieldMessage, formMessage, hint, invalidAttrs, type FormError } from './form-errors.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from '../../users/password.js';
+import { NEXT_FIELD } from './return-path.js';
+
+/** The hidden field that carries the page to return to (return-path.ts) through a form. */
+const nextField = (next: string | undefined) => (next === undefined ? '' : html`<input type="hidden" name="${NEXT_FIELD}" value="${next}">`);
 
 /** The login page; `signup` links the sign-up page (only while SIGNUP_ENABLED is on). */
-export function loginPage(options: { formToken: string; error?: string; notice?: string; username?: string; signup?: boolean }): string {
+export function loginPage(options: { formToken: string; error?: string | undefined; notice?: string | undefined; username?: string; signup?: boolean; next?: string | undefined }): string {
   return page(
     'Log in',
     html`${options.notice ? message('notice', options.notice) : ''}${options.error ? message('error', options.error) : ''}
-<form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}
-  <p class="muted">Customers and operators log in here.</p>
+<form method="post" action="/console/login" class="panel">${formTokenField(options.formToken)}${nextField(options.next)}
+  <p class="muted">Customers and operators log in here.${options.next === undefined ? '' : html` Then you go on to <code>${options.next}</code>.`}</p>
   <label for="username">User name</label>
   <input type="text" id="username" name="username" autocomplete="username" required value="${options.username ?? ''}" autofocus>
   <label for="password">Password</label>
@@ -26,13 +30,13 @@ export function loginPage(options: { formToken: string; error?: string; notice?:
  * The password page: the current password, the new one typed twice (issue 26 item 11); a refused
  * value comes back at its field (form-errors.ts). Passwords are never sent back in the page.
  */
-export function passwordPage(viewer: Viewer, options: { error?: FormError | undefined; required: boolean; changed?: boolean }): string {
+export function passwordPage(viewer: Viewer, options: { error?: FormError | undefined; required: boolean; changed?: boolean; next?: string | undefined }): string {
   const home = viewer.user.accountId === null ? '/console/admin' : '/console/account';
   const { error } = options;
   return page(
     'Change your password',
     html`${options.changed ? html`${message('notice', 'Your password is changed. Your other sessions have ended; this one goes on.')}<p><a href="${home}">Go on to the console</a></p>` : ''}${options.required ? message('notice', 'Set your own password before you go on: the one you logged in with worked only once.') : ''}
-<form method="post" action="/console/password" class="panel">${csrfField(viewer)}${formMessage(error, 'password', ['currentPassword', 'newPassword', 'confirm'])}
+<form method="post" action="/console/password" class="panel">${csrfField(viewer)}${nextField(options.next)}${formMessage(error, 'password', ['currentPassword', 'newPassword', 'confirm'])}
   <label for="current">Current password</label>
   <input type="password" id="current" name="currentPassword" autocomplete="current-password" required${invalidAttrs(error, 'password', 'currentPassword', 'current')}>
   ${fieldMessage(error, 'password', 'currentPassword', 'current')}

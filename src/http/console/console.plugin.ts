@@ -43,6 +43,8 @@ import { keyPages } from './keys.routes.js';
 import { overviewPages } from './overview.routes.js';
 import { providerPages } from './providers.routes.js';
 import { sessionPages } from './session.routes.js';
+import { loginAfterRefusal } from './session-end.js';
+import { withNext } from './return-path.js';
 import { SIGNUP_PATH } from './signup-pages.js';
 import { signupPages } from './signup.routes.js';
 import { TEST_PLATES_PATH } from './test-plate-pages.js';
@@ -178,9 +180,10 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   app.setErrorHandler(async (error: FastifyError, request, reply) => {
     const { status, text } = describeError(error);
     if (status === 500) request.log.error({ err: error }, 'console request failed');
-    if (status === 401 && request.method === 'GET') return reply.redirect('/console/login', 303);
+    // No live session: to the login page, saying why (ended, expired) and coming back here after (issue 26 item 12).
+    if (status === 401) return reply.redirect(loginAfterRefusal(request, options.clock.now()), 303);
     if (error instanceof ApiError && error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
-    const viewer = status === 401 ? undefined : await viewerOf(request);
+    const viewer = await viewerOf(request);
     return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, status === 500 ? `Internal error; quote request id ${request.id} to the operator.` : text, viewer));
   });
   // An unknown console URL: a console page with the layout and navigation (issue 26 item 9).
@@ -219,7 +222,12 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   }
 
   const render = (reply: FastifyReply, body: string, status = 200) => reply.code(status).type('text/html; charset=utf-8').send(body);
-  const passwordFirst = (viewer: Viewer, reply: FastifyReply) => (viewer.user.mustChangePassword ? reply.redirect('/console/password', 303) : undefined);
+  // The page asked for comes after the one-time password is replaced (issue 26 item 12).
+  const passwordFirst = (viewer: Viewer, reply: FastifyReply) => {
+    if (!viewer.user.mustChangePassword) return undefined;
+    const home = viewer.user.accountId === null ? '/console/admin' : '/console/account';
+    return reply.redirect(viewer.here === home ? '/console/password' : withNext('/console/password', viewer.here), 303);
+  };
   const ctx: ConsoleContext = { signIn, render, passwordFirst, form, formOf, baseUrl: (request) => baseUrlOf(request, options.baseUrl) };
   const views = { accounts: options.accounts, ledger, clock: options.clock, operations: options.lookups.catalogue.operations.map((o) => o.name) };
   const OPERATOR_ACCOUNT = '/console/admin/accounts/:username';
@@ -232,7 +240,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(assetRoutes, { prefix: ASSETS_PREFIX });
   // Browsers ask for /favicon.ico on pages without an icon link (the OpenAPI pages): the console's icon, not a 404 in the log.
   app.get('/favicon.ico', (_request, reply) => reply.redirect(ASSETS.icon.path, 301));
-  await app.register(sessionPages, { ctx, users: options.users, throttles: options.throttles, signup: options.signup, prefix: '/console' });
+  await app.register(sessionPages, { ctx, users: options.users, throttles: options.throttles, signup: options.signup, clock: options.clock, prefix: '/console' });
   await app.register(invitePages, { ctx, users: options.users, accepts: true, prefix: '/console/invite' });
   // The admin API's invite links point at /account/invite#TOKEN; the page posts to /console/invite.
   await app.register(invitePages, { ctx, users: options.users, accepts: false, prefix: '/account/invite' });

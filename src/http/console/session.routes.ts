@@ -1,7 +1,8 @@
 import type { FastifyError, FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { SignupConfig } from '../../config/config.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Throttles } from '../../users/login-throttle.js';
-import { UserError, type UserService } from '../../users/user.service.js';
+import { UserError, type User, type UserService } from '../../users/user.service.js';
 import { actorOf, ApiError, clearCookie, login, readCookie, SESSION_COOKIE } from '../auth/api-auth.js';
 import { LOGIN_FORM } from '../auth/form-token.js';
 import { object, PASSWORD, passwordBody, str } from '../api/api-schemas.js';
@@ -9,9 +10,8 @@ import { formErrorOf, plainValidationError, typedValues, type FormError } from '
 import { loginPage, passwordPage } from './auth-pages.js';
 import type { Audience, ConsolePageOptions } from './console-context.js';
 import { CSRF_FIELD } from './layout.js';
-
-/** The API's password change (current, new) and the new one typed again. */
-const passwordForm = object({ ...(passwordBody as { properties: Record<string, Record<string, unknown>> }).properties, confirm: PASSWORD }, ['currentPassword', 'newPassword', 'confirm']);
+import { loginPath, MAX_RETURN_PATH, NEXT_FIELD, safeReturnPath, withNext } from './return-path.js';
+import { forgetSession, loginAfterRefusal, rememberEndedEverywhere, rememberSession, SESSION_END_NOTICES, sessionEndOf } from './session-end.js';
 
 export const LOGOUT_EVERYWHERE_PATH = '/console/logout-everywhere';
 
@@ -19,7 +19,30 @@ export interface SessionPagesOptions extends ConsolePageOptions {
   readonly users: UserService;
   readonly throttles: Throttles;
   readonly signup: SignupConfig;
+  /** The store's clock: whether the session a browser last had has expired. */
+  readonly clock: Clock;
 }
+
+/** The user's home: the overview for operators, the account page for customers. */
+const homeOf = (user: Pick<User, 'accountId'>): string => (user.accountId === null ? '/console/admin' : '/console/account');
+
+/**
+ * Where a user goes after logging in: the page asked for (a safe console path, return-path.ts) when
+ * it is one of the user's side of the console, else the user's home. An operator's link opened by
+ * a customer (or the other way round) would only answer "Not allowed".
+ */
+function returnTarget(user: Pick<User, 'accountId'>, next: string | undefined): string {
+  const target = safeReturnPath(next);
+  if (target === undefined) return homeOf(user);
+  const side = (prefix: string) => target === prefix || target.startsWith(`${prefix}/`) || target.startsWith(`${prefix}?`);
+  if (side(user.accountId === null ? '/console/account' : '/console/admin')) return homeOf(user);
+  return target;
+}
+
+const NEXT = { type: 'string', maxLength: MAX_RETURN_PATH } as const;
+
+/** The API's password change (current, new) and the new one typed again, and the page to go on to. */
+const passwordForm = object({ ...(passwordBody as { properties: Record<string, Record<string, unknown>> }).properties, confirm: PASSWORD, [NEXT_FIELD]: NEXT }, ['currentPassword', 'newPassword', 'confirm']);
 
 /**
  * Logging in and out, under `/console`: the login page, logout, "log out everywhere" (the same call
@@ -38,34 +61,46 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
 
   app.get('', async (request, reply) => {
     const found = await sessionOf(request);
-    if (!found) return reply.redirect('/console/login', 303);
-    return reply.redirect(found.session.user.accountId === null ? '/console/admin' : '/console/account', 303);
+    if (!found) return reply.redirect(loginPath({ reason: sessionEndOf(request, options.clock.now()) }), 303);
+    return reply.redirect(homeOf(found.session.user), 303);
   });
 
-  app.get<{ Querystring: { accepted?: string; ended?: string } }>('/login', { schema: { querystring: object({ accepted: str(1), ended: str(1) }) } }, (request, reply) =>
-    ctx.render(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, ...(request.query.accepted ? { notice: 'Your password is set. Log in with it.' } : request.query.ended ? { notice: 'Every session of yours has ended, on every device.' } : {}) })),
+  app.get<{ Querystring: { accepted?: string; ended?: string; session?: 'ended' | 'expired'; next?: string } }>(
+    '/login',
+    { schema: { querystring: object({ accepted: str(1), ended: str(1), session: { type: 'string', enum: ['ended', 'expired'] }, [NEXT_FIELD]: NEXT }) } },
+    (request, reply) => {
+      const { accepted, ended, session } = request.query;
+      const notice = accepted ? 'Your password is set. Log in with it.' : ended ? 'Every session of yours has ended, on every device.' : session ? SESSION_END_NOTICES[session] : undefined;
+      return ctx.render(reply, loginPage({ formToken: LOGIN_FORM.issue(request, reply), signup: options.signup.enabled, notice, next: safeReturnPath(request.query.next) }));
+    },
   );
 
-  app.post<{ Body: { username: string; password: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD }, ['username', 'password']) }, attachValidation: true }, async (request, reply) => {
+  app.post<{ Body: { username: string; password: string; next?: string; [CSRF_FIELD]?: string } }>('/login', { schema: { body: ctx.form({ username: str(200), password: PASSWORD, [NEXT_FIELD]: NEXT }, ['username', 'password']) }, attachValidation: true }, async (request, reply) => {
     // Refused before the password is looked at: a forged login counts against no throttle either.
     const formToken = LOGIN_FORM.check(request, request.body[CSRF_FIELD]);
     // A value no login can have (over-long, missing) is said on the login page, the name kept (issue 26 item 10).
     if (request.validationError) {
       const { text } = plainValidationError(request.validationError as FastifyError, typedValues(request.body));
-      return ctx.render(reply, loginPage({ formToken, error: text, username: request.body.username, signup: options.signup.enabled }), 400);
+      return ctx.render(reply, loginPage({ formToken, error: text, username: request.body.username, signup: options.signup.enabled, next: safeReturnPath(request.body.next) }), 400);
     }
     // Operators and customers share the login page; the user's kind picks the audience.
     const known = await users.findByName(request.body.username);
     const audience: Audience = known?.accountId === null ? 'operator' : 'customer';
+    const next = safeReturnPath(request.body.next);
     let user;
+    let expiresAt;
     try {
-      ({ user } = await login(request, reply, users, options.throttles.login, audience));
+      ({ user, expiresAt } = await login(request, reply, users, options.throttles.login, audience));
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) return ctx.render(reply, loginPage({ formToken, error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled }), 401);
+      if (error instanceof ApiError && error.status === 401) return ctx.render(reply, loginPage({ formToken, error: 'Wrong user name or password.', username: request.body.username, signup: options.signup.enabled, next }), 401);
       throw error;
     }
     void reply.header('set-cookie', LOGIN_FORM.cleared(request));
-    return reply.redirect(user.mustChangePassword ? '/console/password' : user.accountId === null ? '/console/admin' : '/console/account', 303);
+    rememberSession(request, reply, expiresAt);
+    // The page asked for while logged out, after the one-time password is replaced if it must be.
+    const target = returnTarget(user, next);
+    if (user.mustChangePassword) return reply.redirect(target === homeOf(user) ? '/console/password' : withNext('/console/password', target), 303);
+    return reply.redirect(target, 303);
   });
 
   app.post('/logout', { schema: { body: ctx.form({}) } }, async (request, reply) => {
@@ -75,6 +110,7 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
       await users.endSession(found.sessionId);
     }
     clearCookie(request, reply);
+    forgetSession(request, reply);
     return reply.redirect('/console/login', 303);
   });
 
@@ -86,25 +122,28 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
       await users.withActor(actorOf(principal, request)).endAllSessions(principal.user);
     }
     clearCookie(request, reply);
+    rememberEndedEverywhere(request, reply);
     return reply.redirect('/console/login?ended=1', 303);
   });
 
-  app.get<{ Querystring: { changed?: string } }>('/password', { schema: { querystring: object({ changed: str(1) }) } }, async (request, reply) => {
+  app.get<{ Querystring: { changed?: string; next?: string } }>('/password', { schema: { querystring: object({ changed: str(1), [NEXT_FIELD]: NEXT }) } }, async (request, reply) => {
     const found = await sessionOf(request);
-    if (!found) return reply.redirect('/console/login', 303);
+    if (!found) return reply.redirect(loginAfterRefusal(request, options.clock.now()), 303);
     const { viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
-    return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, changed: request.query.changed !== undefined && !viewer.user.mustChangePassword }));
+    const next = safeReturnPath(request.query.next);
+    return ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, changed: request.query.changed !== undefined && !viewer.user.mustChangePassword, next }));
   });
 
   // The new password is typed twice (issue 26 item 11); a refused value comes back at its field.
-  app.post<{ Body: { currentPassword?: string; newPassword?: string; confirm?: string } }>(
+  app.post<{ Body: { currentPassword?: string; newPassword?: string; confirm?: string; next?: string } }>(
     '/password',
     { schema: { body: ctx.formOf(passwordForm) }, attachValidation: true },
     async (request, reply) => {
       const found = await sessionOf(request);
-      if (!found) return reply.redirect('/console/login', 303);
+      if (!found) return reply.redirect(loginAfterRefusal(request, options.clock.now()), 303);
       const { principal, viewer } = await ctx.signIn(request, audienceOf(found.session.user.accountId));
-      const again = (error: FormError) => ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error }), 400);
+      const next = safeReturnPath(request.body.next);
+      const again = (error: FormError) => ctx.render(reply, passwordPage(viewer, { required: viewer.user.mustChangePassword, error, next }), 400);
       const refused = formErrorOf('password', request.body, request.validationError as FastifyError | undefined);
       if (refused) return again(refused);
       const { currentPassword = '', newPassword = '', confirm } = request.body;
@@ -116,6 +155,8 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
         const text = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
         return again({ form: 'password', field: error.code === 'FORBIDDEN' ? 'currentPassword' : 'newPassword', text, values: {} });
       }
+      // A first login's forced change was a detour on the way to a page asked for: go on to it.
+      if (next !== undefined) return reply.redirect(returnTarget(principal.user, next), 303);
       // Said, not only done (issue 26 item 12): the page confirms it and leads on to the console.
       return reply.redirect('/console/password?changed=1', 303);
     },

@@ -15,6 +15,7 @@ import { upstreamSpendMigration } from './0012-upstream-spend.js';
 import { creditReferencesMigration } from './0013-credit-references.js';
 import { operationRecordsMigration } from './0014-operation-records.js';
 import { upstreamBalancesMigration } from './0015-upstream-balances.js';
+import { webhookResponsesMigration } from './0016-webhook-responses.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -34,6 +35,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0013-credit-references': creditReferencesMigration,
     '0014-operation-records': operationRecordsMigration,
     '0015-upstream-balances': upstreamBalancesMigration,
+    '0016-webhook-responses': webhookResponsesMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }

@@ -1,5 +1,5 @@
 // Progressive enhancement only: every page works without this file.
-/* global document, navigator, window, location, history, setTimeout, fetch, URLSearchParams, XMLHttpRequest, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement, ResizeObserver */
+/* global document, navigator, window, location, history, setTimeout, fetch, URL, URLSearchParams, XMLHttpRequest, DOMParser, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement, ResizeObserver */
 'use strict';
 document.addEventListener('click', (event) => {
   const target = event.target;
@@ -139,3 +139,36 @@ if (job instanceof HTMLElement && job.dataset.finished === 'false') {
   };
   poll(500);
 }
+
+// A webhook endpoint's delivery log (src/http/console/delivery-log.ts) follows a pending message:
+// while the server marks the log pending, the page is fetched again and its log swapped in place
+// (open payloads stay open); once nothing is pending, the server's log says so and polling stops.
+// Every poll-ms while an attempt is due; a retry due later is asked about shortly after it is due (at most a minute apart).
+const logDelay = (log) => {
+  const poll = Number(log.dataset.pollMs) || 2000;
+  const due = Date.parse(log.dataset.nextAttempt || '') - Date.now();
+  return Number.isFinite(due) ? Math.min(Math.max(due + 500, poll), 60000) : poll;
+};
+const followLog = (log) => {
+  setTimeout(() => {
+    fetch(location.pathname + location.search, { headers: { accept: 'text/html' } })
+      .then((res) => {
+        // Sent to the login page (the session ended): show it.
+        if (new URL(res.url).pathname !== location.pathname) { location.reload(); return undefined; }
+        return res.ok ? res.text() : Promise.reject(new Error(String(res.status)));
+      })
+      .then((text) => {
+        if (text === undefined) return;
+        const next = new DOMParser().parseFromString(text, 'text/html').querySelector('[data-delivery-log]');
+        if (!(next instanceof HTMLElement)) { location.reload(); return; }
+        log.querySelectorAll('details[open][data-keep]').forEach((open) => {
+          next.querySelectorAll('details[data-keep]').forEach((twin) => { if (twin.getAttribute('data-keep') === open.getAttribute('data-keep')) twin.open = true; });
+        });
+        log.replaceWith(next);
+        if (next.dataset.pending === 'true') followLog(next);
+      })
+      .catch(() => { followLog(log); });
+  }, logDelay(log));
+};
+const deliveryLog = document.querySelector('[data-delivery-log]');
+if (deliveryLog instanceof HTMLElement && deliveryLog.dataset.pending === 'true') followLog(deliveryLog);
