@@ -119,7 +119,7 @@ export function ledgerSection(view: AccountView, paths: AccountPaths): Html {
     <div><button type="submit" class="secondary">Filter</button></div>
     <div><a href="${csv}" download>Export CSV</a></div>
   </form>
-  <div class="table-wrap"><table data-testid="ledger">
+  <div class="table-wrap" role="region" aria-label="Ledger table" tabindex="0"><table data-testid="ledger">
     <thead><tr><th scope="col">When</th><th scope="col" class="num">Change</th><th scope="col" class="num">Balance after</th><th scope="col">Why this cost what it cost</th></tr></thead>
     <tbody>${view.ledger.length === 0 ? html`<tr><td colspan="4" class="muted">No rows.</td></tr>` : view.ledger.map((row) => html`<tr><td>${when(row.at)}</td><td class="num">${row.delta > 0 ? `+${row.delta}` : row.delta}</td><td class="num">${row.balanceAfter}</td><td>${whyItCost(row)}</td></tr>`)}</tbody>
   </table></div>
@@ -141,7 +141,7 @@ export function keysSection(view: AccountView, paths: AccountPaths, viewer: View
   const live = (k: ApiKeyInfo) => k.revokedAt === null;
   return html`<section aria-labelledby="keys">
   <h2 id="keys">API keys</h2>
-  <div class="table-wrap"><table data-testid="keys">
+  <div class="table-wrap" role="region" aria-label="API keys table" tabindex="0"><table data-testid="keys">
     <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th>${viewer.canWrite ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
     <tbody>${view.keys.length === 0 ? html`<tr><td colspan="${viewer.canWrite ? 6 : 5}" class="muted">No keys yet.</td></tr>` : ''}${view.keys.map(
       (key) => html`<tr><td>${key.name}</td><td><code>${key.prefix ?? '(old key)'}</code></td><td>${when(key.createdAt)}</td><td>${when(key.lastUsedAt)}</td><td>${keyState(key)}</td>${

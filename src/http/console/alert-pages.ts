@@ -76,7 +76,7 @@ function endpointState(e: WebhookEndpoint): Html {
 }
 
 function endpointsTable(input: AlertsInput): Html {
-  return html`<div class="table-wrap"><table data-testid="endpoints">
+  return html`<div class="table-wrap" role="region" aria-label="Webhook endpoints table" tabindex="0"><table data-testid="endpoints">
 <thead><tr><th scope="col">URL</th><th scope="col">Description</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
 <tbody>${
     input.endpoints.length === 0

@@ -32,7 +32,7 @@ function result(d: WebhookDelivery): Html {
 
 function attemptsTable(attempts: readonly WebhookDelivery[]): Html {
   if (attempts.length === 0) return html`<p class="muted" data-testid="attempts">No attempt yet.</p>`;
-  return html`<div class="table-wrap"><table data-testid="attempts">
+  return html`<div class="table-wrap" role="region" aria-label="Delivery attempts of ${attempts[0]?.messageId ?? ''} table" tabindex="0"><table data-testid="attempts">
 <thead><tr><th scope="col">Started</th><th scope="col" class="num">Attempt</th><th scope="col" class="num">Status code</th><th scope="col" class="num">Time (ms)</th><th scope="col">Result</th><th scope="col">The receiver's answer</th></tr></thead>
 <tbody>${attempts.map(
     (d) => html`<tr><td>${when(d.startedAt)}</td><td class="num">${d.attempt}</td><td class="num">${d.statusCode ?? '–'}</td><td class="num">${d.durationMs}</td><td>${result(d)}</td><td>${answer(d)}</td></tr>`,

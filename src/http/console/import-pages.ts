@@ -41,7 +41,7 @@ function stateBadge(job: ImportJob): Html {
 }
 
 function jobsTable(jobs: readonly ImportJob[]): Html {
-  return html`<div class="table-wrap"><table data-testid="imports">
+  return html`<div class="table-wrap" role="region" aria-label="Imports table" tabindex="0"><table data-testid="imports">
   <thead><tr><th scope="col">Import</th><th scope="col">File</th><th scope="col" class="num">Size</th><th scope="col">Source</th><th scope="col">Started by</th><th scope="col">State</th><th scope="col" class="num">Imported</th><th scope="col" class="num">Invalid lines</th><th scope="col">Created</th></tr></thead>
   <tbody>${
     jobs.length === 0
@@ -101,7 +101,7 @@ ${finished(job) ? '' : html`<p data-refresh-hint><a href="${importPath(job.id)}"
 function operationsTable(job: ImportJob): Html {
   const rows = Object.entries(job.byOperation).sort(([a], [b]) => a.localeCompare(b));
   return html`<section aria-labelledby="by-op"><h2 id="by-op">Imported by operation</h2>
-<div class="table-wrap"><table data-testid="import-operations"><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Records</th></tr></thead>
+<div class="table-wrap" role="region" aria-label="Records by operation table" tabindex="0"><table data-testid="import-operations"><thead><tr><th scope="col">Operation</th><th scope="col" class="num">Records</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="2" class="muted">Nothing imported.</td></tr>` : rows.map(([op, n]) => html`<tr><td>${op}</td><td class="num">${n}</td></tr>`)}</tbody></table></div></section>`;
 }
 
@@ -111,7 +111,7 @@ function invalidTable(job: ImportJob): Html {
 ${
   job.invalid === 0
     ? html`<p class="muted">${finished(job) ? 'Every line is valid.' : 'None so far.'}</p>`
-    : html`<div class="table-wrap"><table data-testid="import-invalid"><thead><tr><th scope="col" class="num">Line</th><th scope="col">Reason</th></tr></thead>
+    : html`<div class="table-wrap" role="region" aria-label="Invalid lines table" tabindex="0"><table data-testid="import-invalid"><thead><tr><th scope="col" class="num">Line</th><th scope="col">Reason</th></tr></thead>
 <tbody>${job.invalidLines.map((l) => html`<tr><td class="num">${l.line}</td><td>${l.reason}</td></tr>`)}</tbody></table></div>
 ${omitted > 0 ? html`<p class="muted">And ${omitted} more, not kept. The CLI lists every one: <code>vehicle-lookup import FILE --json</code>.</p>` : ''}`
 }</section>`;

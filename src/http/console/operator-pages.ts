@@ -9,7 +9,7 @@ import { atMost, fieldMessage, formMessage, hint, invalidAttrs, typed, type Form
 
 /** Accounts with balance, status and creation time (the accounts list, and those close to zero on the overview). */
 export function accountsTable(accounts: readonly Account[]): Html {
-  return html`<div class="table-wrap"><table data-testid="accounts">
+  return html`<div class="table-wrap" role="region" aria-label="Accounts table" tabindex="0"><table data-testid="accounts">
   <thead><tr><th scope="col">Account</th><th scope="col" class="num">Balance</th><th scope="col">Status</th><th scope="col">Created</th></tr></thead>
   <tbody>${accounts.length === 0 ? html`<tr><td colspan="4" class="muted">No accounts.</td></tr>` : accounts.map((a) => html`<tr><td><a href="/console/admin/accounts/${encodeURIComponent(a.username)}">${a.username}</a></td><td class="num">${a.credits}</td><td>${statusBadge(a)}</td><td>${when(a.createdAt)}</td></tr>`)}</tbody>
 </table></div>`;
@@ -105,7 +105,7 @@ ${
     : ''
 }</section>
 <section aria-labelledby="users"><h2 id="users">Users</h2>
-<div class="table-wrap"><table data-testid="users"><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
+<div class="table-wrap" role="region" aria-label="Users table" tabindex="0"><table data-testid="users"><thead><tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">State</th><th scope="col">Created</th></tr></thead>
 <tbody>${input.users.length === 0 ? html`<tr><td colspan="4" class="muted">No users yet.</td></tr>` : input.users.map((u) => html`<tr><td>${u.name}</td><td>${u.role}</td><td>${u.disabled ? 'disabled' : u.active ? 'active' : 'invited'}</td><td>${when(u.createdAt)}</td></tr>`)}</tbody></table></div>
 ${
   writable
@@ -135,7 +135,7 @@ export function inviteCreatedPage(viewer: Viewer, input: { username: string; use
 }
 
 function auditTable(rows: readonly AuditRow[]): Html {
-  return html`<div class="table-wrap"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Change</th></tr></thead>
+  return html`<div class="table-wrap" role="region" aria-label="Audit log table" tabindex="0"><table data-testid="audit"><thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Target</th><th scope="col">Change</th></tr></thead>
 <tbody>${rows.length === 0 ? html`<tr><td colspan="5" class="muted">Nothing recorded.</td></tr>` : rows.map((r) => html`<tr><td>${when(r.at)}</td><td>${r.actor.kind} ${r.actor.name}${r.actor.address ? html` <span class="muted">from ${r.actor.address}</span>` : ''}</td><td>${r.action}</td><td>${r.targetKind} ${r.target}</td><td>${auditDiff(r.before, r.after)}</td></tr>`)}</tbody></table></div>`;
 }
 

@@ -29,7 +29,7 @@ export interface OverviewInput {
 /** Upstream providers as /readyz reports them: breaker, last latency, failed attempts, last failure. */
 function upstreamTable(providers: Readonly<Record<string, ProviderStatus>>): Html {
   const rows = Object.entries(providers);
-  return html`<div class="table-wrap"><table data-testid="upstream">
+  return html`<div class="table-wrap" role="region" aria-label="Upstream providers table" tabindex="0"><table data-testid="upstream">
   <thead><tr><th scope="col">Provider</th><th scope="col">Status</th><th scope="col">Breaker</th><th scope="col" class="num">Last latency (ms)</th><th scope="col" class="num">Requests failed / total</th><th scope="col" class="num">Lookups upstream / cache / unavailable</th><th scope="col">Last failure</th></tr></thead>
   <tbody>${
     rows.length === 0
@@ -61,7 +61,7 @@ function ratesTable(rates: OverviewInput['rates']): Html {
   const day = new Map(rates.day.map((s) => [s.interface, s]));
   const month = new Map(rates.month.map((s) => [s.interface, s]));
   const cells = (s: InterfaceStats | undefined) => html`<td class="num">${s?.total ?? 0}</td><td class="num">${percent(s?.successRate ?? null)}</td><td>${errorList(s)}</td>`;
-  return html`<div class="table-wrap"><table data-testid="rates">
+  return html`<div class="table-wrap" role="region" aria-label="Lookups by interface table" tabindex="0"><table data-testid="rates">
   <thead>
     <tr><th scope="col" rowspan="2">Interface</th><th scope="colgroup" colspan="3">Last 24 hours</th><th scope="colgroup" colspan="3">Last 30 days</th></tr>
     <tr><th scope="col" class="num">Lookups</th><th scope="col" class="num">Success</th><th scope="col">Errors by code</th><th scope="col" class="num">Lookups</th><th scope="col" class="num">Success</th><th scope="col">Errors by code</th></tr>

@@ -24,14 +24,14 @@ function providerSection(name: string, p: ProviderView): Html {
   const ops = p.spend?.byOperation ?? [];
   return html`<section aria-labelledby="p-${name}" data-testid="provider-${name}"><h2 id="p-${name}">${name}</h2>
 <p>${p.status}${p.reason ? html` <span class="muted">(${p.reason})</span>` : ''}${p.balance ? html` · Balance at the upstream: ${balanceCell(p)}` : ''}</p>
-<div class="table-wrap"><table data-testid="spend-${name}">
+<div class="table-wrap" role="region" aria-label="${name}: calls and credits table" tabindex="0"><table data-testid="spend-${name}">
 <thead><tr><th scope="col">Period</th>${TOTALS_HEAD}</tr></thead>
 <tbody><tr><th scope="row">Today (UTC)</th>${totalsCells(p.spend?.today)}</tr>
 <tr><th scope="row">Last 30 days</th>${totalsCells(p.spend?.last30Days)}</tr></tbody></table></div>
 ${
   ops.length === 0
     ? ''
-    : html`<details><summary>By operation, last 30 days</summary><div class="table-wrap"><table>
+    : html`<details><summary>By operation, last 30 days</summary><div class="table-wrap" role="region" aria-label="${name}: calls and credits by operation table" tabindex="0"><table>
 <thead><tr><th scope="col">Operation</th>${TOTALS_HEAD}</tr></thead>
 <tbody>${ops.map((o) => html`<tr><td>${o.operation === '' ? dash : o.operation}</td>${totalsCells(o)}</tr>`)}</tbody></table></div></details>`
 }</section>`;

@@ -50,7 +50,7 @@ export function testPlatesPage(viewer: Viewer, input: TestPlatesInput): string {
     'Test plates',
     html`${input.notice ? message('notice', input.notice) : ''}
 <p>A lookup of a test plate answers like any other and <strong>costs no credit</strong>, whoever asks: integrators test with them. Key values are normalised as a lookup normalises them (<code>eg-258-ma</code> is <code>EG258MA</code>).</p>
-<div class="table-wrap"><table data-testid="test-plates">
+<div class="table-wrap" role="region" aria-label="Test plates table" tabindex="0"><table data-testid="test-plates">
 <thead><tr><th scope="col">Operation</th><th scope="col">Key</th>${viewer.canWrite ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
 <tbody>${
       input.plates.length === 0

@@ -13,7 +13,7 @@ export function tokensPage(viewer: Viewer, input: { tokens: readonly OperatorTok
     'Operator API tokens',
     html`${input.notice ? message('notice', input.notice) : ''}
 <p>Machine access to the admin API (<code>/admin/api</code>) with <code>Authorization: Bearer</code>. A <strong>read</strong> token reads everything, a <strong>write</strong> token changes too. Tokens are stored only as a hash; a revoked token is refused at once on every instance.</p>
-<div class="table-wrap"><table data-testid="tokens">
+<div class="table-wrap" role="region" aria-label="API tokens table" tabindex="0"><table data-testid="tokens">
 <thead><tr><th scope="col">Name</th><th scope="col">Starts with</th><th scope="col">Scope</th><th scope="col">Created by</th><th scope="col">Created</th><th scope="col">State</th>${viewer.canWrite ? html`<th scope="col">Actions</th>` : ''}</tr></thead>
 <tbody>${
       input.tokens.length === 0

@@ -4,10 +4,13 @@ import { html, unsafeRaw, type Html } from './html.js';
 /** Distinguishable on white and for the common colour-vision deficiencies (Okabe-Ito). */
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000', '#F0E442'] as const;
 
+/**
+ * The plot's own coordinates. The SVG stretches to its box (preserveAspectRatio="none") and holds
+ * only bars and the baseline; the axis labels are HTML beside it, so their size is the page's and
+ * does not shrink with the chart: scaled text in a 720-wide viewBox was 5.7 px on a 390 px phone.
+ */
 const WIDTH = 720;
 const HEIGHT = 200;
-const LEFT = 40;
-const BOTTOM = 24;
 
 /** The UTC days from `from` (inclusive) to `to` (exclusive), as YYYY-MM-DD. */
 export function daysBetween(from: Date, to: Date): string[] {
@@ -54,34 +57,32 @@ export function usageChart(rows: readonly UsageRow[], days: readonly string[], m
   const totals = stacks.map((segments) => segments.reduce((sum, s) => sum + s.value, 0));
   const anyFree = stacks.some((segments) => segments.some((s) => s.colour === FREE_COLOUR));
   const max = Math.max(1, ...totals);
-  const plotWidth = WIDTH - LEFT - 8;
-  const plotHeight = HEIGHT - BOTTOM - 8;
-  const slot = plotWidth / Math.max(1, days.length);
+  const slot = WIDTH / Math.max(1, days.length);
   const bar = Math.max(1, slot * 0.7);
   let shapes = '';
   days.forEach((day, i) => {
-    let y = 8 + plotHeight;
+    let y = HEIGHT;
     for (const segment of stacks[i] ?? []) {
-      const h = (segment.value / max) * plotHeight;
+      const h = (segment.value / max) * HEIGHT;
       y -= h;
       // Every value here is a number we computed or a colour of ours; the tooltip text is escaped.
-      shapes += `<rect x="${(LEFT + i * slot + (slot - bar) / 2).toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}" fill="${segment.colour}">${html`<title>${day} ${segment.label}: ${segment.value}</title>`.text}</rect>`;
+      shapes += `<rect x="${(i * slot + (slot - bar) / 2).toFixed(1)}" y="${y.toFixed(1)}" width="${bar.toFixed(1)}" height="${h.toFixed(1)}" fill="${segment.colour}">${html`<title>${day} ${segment.label}: ${segment.value}</title>`.text}</rect>`;
     }
   });
-  const axis = `<line x1="${LEFT}" y1="${8 + plotHeight}" x2="${WIDTH - 8}" y2="${8 + plotHeight}" stroke="#4a5260"/>`;
-  const labels =
-    `<text x="${LEFT - 4}" y="14" text-anchor="end" font-size="11" fill="#4a5260">${max}</text>` +
-    `<text x="${LEFT - 4}" y="${8 + plotHeight}" text-anchor="end" font-size="11" fill="#4a5260">0</text>` +
-    (days.length > 0
-      ? `<text x="${LEFT}" y="${HEIGHT - 6}" font-size="11" fill="#4a5260">${days[0] ?? ''}</text><text x="${WIDTH - 8}" y="${HEIGHT - 6}" text-anchor="end" font-size="11" fill="#4a5260">${days.at(-1) ?? ''}</text>`
-      : '');
+  // The baseline keeps its 2 px however far the plot is stretched.
+  const axis = `<line x1="0" y1="${HEIGHT}" x2="${WIDTH}" y2="${HEIGHT}" stroke="#4a5260" stroke-width="2" vector-effect="non-scaling-stroke"/>`;
   const total = totals.reduce((a, b) => a + b, 0);
   const id = `chart-${metric}`;
+  // The labels repeat what the caption and the table say, so assistive technology skips them.
   return html`<figure class="chart">
   <figcaption id="${id}-title">${title}: ${total} in ${days.length} days</figcaption>
-  <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title" data-total="${total}">${unsafeRaw(axis + shapes + labels)}</svg>
+  <div class="plot">
+  <div class="axis y-axis" aria-hidden="true"><span>${max}</span><span>0</span></div>
+  <svg viewBox="0 0 ${WIDTH} ${HEIGHT}" preserveAspectRatio="none" role="img" aria-labelledby="${id}-title" data-total="${total}">${unsafeRaw(axis + shapes)}</svg>
+  ${days.length > 0 ? html`<div class="axis x-axis" aria-hidden="true"><span>${days[0]}</span><span>${days.at(-1)}</span></div>` : ''}
+  </div>
   ${legend([...operations.map((op) => ({ label: op, colour: colour.get(op) ?? '#000000' })), ...(anyFree ? [{ label: FREE_LABEL, colour: FREE_COLOUR }] : [])])}
-  <details><summary>The figures as a table</summary><div class="table-wrap"><table>
+  <details><summary>The figures as a table</summary><div class="table-wrap" role="region" aria-label="${title}: the figures table" tabindex="0"><table>
     <thead><tr><th scope="col">Day (UTC)</th><th scope="col">Operation</th><th scope="col" class="num">Lookups</th><th scope="col" class="num">Of which free</th><th scope="col" class="num">Credits</th></tr></thead>
     <tbody>${rows.map((r) => html`<tr><td>${r.day}</td><td>${r.operation}</td><td class="num">${r.lookups}</td><td class="num">${r.freeLookups}</td><td class="num">${r.credits}</td></tr>`)}</tbody>
   </table></div></details>

@@ -1,5 +1,5 @@
 // Progressive enhancement only: every page works without this file.
-/* global document, navigator, window, location, history, setTimeout, fetch, URL, URLSearchParams, XMLHttpRequest, DOMParser, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement */
+/* global document, navigator, window, location, history, setTimeout, fetch, URL, URLSearchParams, XMLHttpRequest, DOMParser, HTMLElement, HTMLFormElement, HTMLInputElement, HTMLButtonElement, HTMLProgressElement, HTMLSelectElement, ResizeObserver */
 'use strict';
 document.addEventListener('click', (event) => {
   const target = event.target;
@@ -36,6 +36,33 @@ document.querySelectorAll('button[data-follows]').forEach((button) => {
   button.hidden = true;
   select.addEventListener('change', () => { form.requestSubmit(button); });
 });
+
+// A table wider than the screen scrolls in its own box (.table-wrap, a labelled region). Where it
+// does, say so above it and keep the box in the tab order so the keyboard can scroll it; where it
+// fits, the box is no tab stop. Boxes are measured again when they change size (a rotated phone,
+// an opened <details>).
+const measureBox = (box) => {
+  const scrolls = box.scrollWidth > box.clientWidth + 1;
+  box.toggleAttribute('data-scrolls', scrolls);
+  if (scrolls) box.setAttribute('tabindex', '0'); else box.removeAttribute('tabindex');
+  let hint = box.previousElementSibling;
+  if (!(hint instanceof HTMLElement && hint.classList.contains('scroll-hint'))) {
+    if (!scrolls) return;
+    hint = document.createElement('p');
+    hint.className = 'scroll-hint';
+    hint.setAttribute('aria-hidden', 'true');
+    hint.textContent = 'Scroll sideways for more columns →';
+    box.before(hint);
+  }
+  hint.hidden = !scrolls;
+};
+const boxes = document.querySelectorAll('.table-wrap');
+if (typeof ResizeObserver === 'function') {
+  const observer = new ResizeObserver((entries) => { entries.forEach((entry) => measureBox(entry.target)); });
+  boxes.forEach((box) => observer.observe(box));
+} else {
+  boxes.forEach(measureBox);
+}
 
 // Imports (src/http/console/import-pages.ts): upload the file to the admin API with a progress bar,
 // then go to its job page. Without this, the form posts multipart/form-data to the console.

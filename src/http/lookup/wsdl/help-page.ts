@@ -27,13 +27,15 @@ function soapRequest(endpoint: ServiceEndpoint, op: OperationDeclaration, versio
 
 function page(title: string, body: string): string {
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>${escapeHtml(title)}</title>
 <style>
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;max-width:60rem;padding:0 1rem;color:#1d2b3a}
 h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #d5dde6}
 pre{background:#f3f5f8;padding:.8rem;overflow-x:auto;font-size:.85rem}
 table{border-collapse:collapse}td,th{padding:.3rem .6rem;text-align:left;border-bottom:1px solid #e5e9ef}
 .hl{color:#0b5cad}
+body{overflow-wrap:break-word}code{overflow-wrap:anywhere}input{max-width:100%}
+@media (max-width:40rem){form table,form tbody,form tr,form td{display:block}form tr:first-child{display:none}form td{padding:.1rem 0;border:0}form tr{padding:.4rem 0;border-bottom:1px solid #e5e9ef}}
 </style></head><body>
 ${body}
 </body></html>
