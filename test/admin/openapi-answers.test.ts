@@ -234,7 +234,10 @@ describe('live answers of the admin and account APIs against their OpenAPI docum
       await ok({ method: 'GET', path: `${W}/{id}`, url: `${w}/${id}`, who });
       await ok({ method: 'PATCH', path: `${W}/{id}`, url: `${w}/${id}`, who, payload: { enabled: false } });
       await ok({ method: 'POST', path: `${W}/{id}/rotate-secret`, url: `${w}/${id}/rotate-secret`, who, payload: { graceSeconds: 60 } });
-      await ok({ method: 'POST', path: `${W}/{id}/test`, url: `${w}/${id}/test`, who });
+      const sent = (await ok({ method: 'POST', path: `${W}/{id}/test`, url: `${w}/${id}/test`, who })).json<{ message: { id: string } }>().message.id;
+      // Its one attempt settled (a disabled endpoint records a failed attempt), so a resend is not refused as in flight.
+      await t.services.alerting.dispatcher.drain();
+      await ok({ method: 'POST', path: `${W}/{id}/messages/{messageId}/resend`, url: `${w}/${id}/messages/${sent}/resend`, who });
       await ok({ method: 'GET', path: `${W}/{id}/messages`, url: `${w}/${id}/messages`, who });
       await ok({ method: 'GET', path: `${W}/{id}/deliveries`, url: `${w}/${id}/deliveries`, who });
       await ok({ method: 'DELETE', path: `${W}/{id}`, url: `${w}/${id}`, who });

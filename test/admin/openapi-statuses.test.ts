@@ -70,7 +70,9 @@ describe.each(await enginesToTest())('the admin and account OpenAPI document’s
       const real = base.replace('{username}', 'alice');
       const created = await check('POST', `${base}/webhooks`, () => call('POST', `${real}/webhooks`, { url }));
       const id = created.json<{ endpoint: { id: number } }>().endpoint.id;
-      await check('POST', `${base}/webhooks/{id}/test`, () => call('POST', `${real}/webhooks/${id}/test`));
+      const sent = (await check('POST', `${base}/webhooks/{id}/test`, () => call('POST', `${real}/webhooks/${id}/test`))).json<{ message: { id: string } }>().message.id;
+      await t.services.alerting.dispatcher.drain(); // no attempt in flight: a resend is not refused
+      await check('POST', `${base}/webhooks/{id}/messages/{messageId}/resend`, () => call('POST', `${real}/webhooks/${id}/messages/${sent}/resend`));
       await check('DELETE', `${base}/webhooks/{id}`, () => call('DELETE', `${real}/webhooks/${id}`));
     }
 
