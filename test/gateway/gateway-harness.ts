@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import type { Repeat } from '../../src/shared/repeat.js';
 import { ManualRepeat } from '../helpers/manual-repeat.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
+import { tempDir } from '../helpers/test-app.js';
+import { FakeRegcheck } from '../fakes/fake-regcheck.js';
 
 /** One store (a temporary SQLite directory or a fresh PostgreSQL database) that several app instances can open. */
 export interface SharedStore {
@@ -37,3 +40,58 @@ export async function gatewayApp(store: SharedStore, env: Record<string, string>
 
 /** The GET binding's request of the fake's `Check` vehicle (or another plate) for `username`. */
 export const checkUrl = (username: string, plate = 'LV04XYZ'): string => `/api/reg.asmx/Check?RegistrationNumber=${plate}&username=${username}`;
+
+/**
+ * A record-and-replay test's world, made anew before each test and cleaned up after it: the fake
+ * original, a temporary directory, and the stores and instances the test opens (closed and
+ * dropped for it).
+ */
+export interface ReplayWorld {
+  readonly fake: FakeRegcheck;
+  readonly dir: string;
+  /** A fresh store on the suite's engine. */
+  store(): Promise<SharedStore>;
+  /** An instance on `store`, its balance timer held. */
+  app(store: SharedStore, env: Record<string, string>): Promise<BuiltApp & { config: Config }>;
+}
+
+export function replayWorld(engine: TestEngine): ReplayWorld {
+  let fake: FakeRegcheck | undefined;
+  let dir: { path: string; remove: () => void } | undefined;
+  let stores: SharedStore[] = [];
+  let apps: BuiltApp[] = [];
+  beforeEach(async () => {
+    dir = tempDir();
+    fake = await FakeRegcheck.start({ username: 'op-user', credits: 1000 });
+    stores = [];
+    apps = [];
+  });
+  afterEach(async () => {
+    for (const app of apps) await app.app.close();
+    await fake?.close();
+    for (const store of stores) await store.drop();
+    dir?.remove();
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the replay world is made before each test');
+    return value;
+  };
+  return {
+    get fake() {
+      return started(fake);
+    },
+    get dir() {
+      return started(dir).path;
+    },
+    async store() {
+      const store = await sharedStore(engine);
+      stores.push(store);
+      return store;
+    },
+    async app(store, env) {
+      const app = await gatewayApp(store, env, new ManualRepeat().repeat);
+      apps.push(app);
+      return app;
+    },
+  };
+}

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { BuiltApp } from '../../src/app.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { OPERATIONS } from '../../src/catalogue/operations.js';
 import { AnswerRecorder, perProcessPath } from '../../src/providers/upstream/answer-recorder.js';
@@ -10,10 +9,9 @@ import { RecordValidator } from '../../src/datasets/import/record-validator.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { tempDir } from '../helpers/test-app.js';
 import { cli, REPO_ROOT } from '../cli/cli-harness.js';
-import { FakeRegcheck, REGCHECK_FIXTURES } from '../fakes/fake-regcheck.js';
+import { REGCHECK_FIXTURES } from '../fakes/fake-regcheck.js';
 import { redisAvailable, REDIS_TEST_URL, uniquePrefix } from '../redis/redis-harness.js';
-import { ManualRepeat } from '../helpers/manual-repeat.js';
-import { gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
+import { replayWorld } from './gateway-harness.js';
 
 const catalogue = new Catalogue(OPERATIONS);
 const validator = new RecordValidator(catalogue);
@@ -126,36 +124,14 @@ const cases = (await enginesToTest()).flatMap((engine) => caches.map((cache) => 
  * store without REGCHECK_USERNAME, answers the same requests with the same bytes, offline.
  */
 describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
-  let fake: FakeRegcheck;
-  let stores: SharedStore[];
-  let apps: BuiltApp[];
-  let dir: ReturnType<typeof tempDir>;
-
-  beforeEach(async () => {
-    dir = tempDir();
-    fake = await FakeRegcheck.start({ username: 'op-user', credits: 1000 });
-    stores = [];
-    apps = [];
-  });
-  afterEach(async () => {
-    for (const app of apps) await app.app.close();
-    await fake.close();
-    for (const store of stores) await store.drop();
-    dir.remove();
-  });
-
-  async function store(): Promise<SharedStore> {
-    const s = await sharedStore(engine);
-    stores.push(s);
-    return s;
-  }
+  const world = replayWorld(engine);
+  const store = () => world.store();
 
   it('a fresh store that imports the record file, or the export, answers the same bytes without the original', async () => {
-    const recordFile = join(dir.path, 'regcheck.jsonl');
+    const recordFile = join(world.dir, 'regcheck.jsonl');
     const redis = cache === 'with Redis' ? { REDIS_URL: REDIS_TEST_URL, REDIS_KEY_PREFIX: uniquePrefix() } : {};
     const gatewayStore = await store();
-    const gateway = await gatewayApp(gatewayStore, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_RECORD_FILE: recordFile, ...redis }, new ManualRepeat().repeat);
-    apps.push(gateway);
+    const gateway = await world.app(gatewayStore, { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: world.fake.baseUrl, REGCHECK_RECORD_FILE: recordFile, ...redis });
     const { apiKey } = await gateway.services.accounts.create('alice', 100);
     // Some operations take no username: they need the account's key (HTTP Basic) on every binding.
     const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`alice:${key}`).toString('base64')}` });
@@ -174,7 +150,7 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
 
     const exported = await cli({ LOG_LEVEL: 'silent', ...gatewayStore.env }, ['export', '--source', 'regcheck']);
     expect(exported.code, exported.err).toBe(0);
-    const exportFile = join(dir.path, 'export.jsonl');
+    const exportFile = join(world.dir, 'export.jsonl');
     writeFileSync(exportFile, `${exported.out}\n`);
     expect(importLines(exportFile).map((l) => l.operation).sort()).toEqual(recorded.map((l) => l.operation).sort());
     const since = await cli({ LOG_LEVEL: 'silent', ...gatewayStore.env }, ['export', '--source', 'regcheck', '--since', '2999-01-01']);
@@ -185,18 +161,17 @@ describe.each(cases)('record and replay on %s, %s', (engine, cache) => {
       const offlineStore = await store();
       const imported = await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['import', file, '--json']);
       expect(imported.code, imported.out + imported.err).toBe(0);
-      const offline = await gatewayApp(offlineStore, {}, new ManualRepeat().repeat);
-      apps.push(offline);
+      const offline = await world.app(offlineStore, {});
       expect(offline.regcheck).toBeUndefined();
       const offlineKey = (await offline.services.accounts.create('alice', 100)).apiKey;
-      const calls = fake.calls();
+      const calls = world.fake.calls();
       for (const fixture of REGCHECK_FIXTURES.filter((f) => recordedOps.has(f.operation))) {
         const url = fixtureUrl(fixture, 'alice');
         const res = await offline.app.inject({ url, headers: basic(offlineKey) });
         expect(res.statusCode, `${fixture.operation} offline: ${res.body}`).toBe(200);
         expect(res.body, fixture.operation).toBe(answers.get(url));
       }
-      expect(fake.calls()).toBe(calls);
+      expect(world.fake.calls()).toBe(calls);
       // Each answer is kept for the operation it answered (operation_records), none for its whole dataset.
       const sources = await offline.services.storage.db.selectFrom('operation_records').select('source').distinct().execute();
       expect(sources.map((s) => s.source)).toEqual(['regcheck']);

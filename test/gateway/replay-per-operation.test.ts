@@ -1,13 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../../src/app.js';
 import { enginesToTest } from '../helpers/engines.js';
-import { tempDir } from '../helpers/test-app.js';
-import { ManualRepeat } from '../helpers/manual-repeat.js';
 import { cli } from '../cli/cli-harness.js';
-import { answerText, FakeRegcheck, fixtureOf, UK_MINIMAL_VEHICLE_JSON, UK_VEHICLE_JSON } from '../fakes/fake-regcheck.js';
-import { gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
+import { answerText, fixtureOf, UK_MINIMAL_VEHICLE_JSON, UK_VEHICLE_JSON } from '../fakes/fake-regcheck.js';
+import { replayWorld } from './gateway-harness.js';
 
 /**
  * Record and replay keep each operation's answer (issue 24): Check and CheckUKMinimal share the
@@ -26,29 +24,8 @@ const requests = (username: string) =>
   ] as const;
 
 describe.each(await enginesToTest())('replaying two operations of one dataset on %s', (engine) => {
-  let fake: FakeRegcheck;
-  let stores: SharedStore[];
-  let apps: BuiltApp[];
-  let dir: ReturnType<typeof tempDir>;
-
-  beforeEach(async () => {
-    dir = tempDir();
-    fake = await FakeRegcheck.start({ username: 'op-user', credits: 1000 });
-    stores = [];
-    apps = [];
-  });
-  afterEach(async () => {
-    for (const app of apps) await app.app.close();
-    await fake.close();
-    for (const store of stores) await store.drop();
-    dir.remove();
-  });
-
-  async function store(): Promise<SharedStore> {
-    const s = await sharedStore(engine);
-    stores.push(s);
-    return s;
-  }
+  const world = replayWorld(engine);
+  const store = () => world.store();
 
   async function ask(app: BuiltApp, key: string): Promise<Map<string, string>> {
     const authorization = `Basic ${Buffer.from(`alice:${key}`).toString('base64')}`;
@@ -62,9 +39,8 @@ describe.each(await enginesToTest())('replaying two operations of one dataset on
   }
 
   it('answers Check and CheckUKMinimal of one plate each with its own recorded bytes, after `import` on a fresh store', async () => {
-    const recordFile = join(dir.path, 'regcheck.jsonl');
-    const gateway = await gatewayApp(await store(), { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_RECORD_FILE: recordFile }, new ManualRepeat().repeat);
-    apps.push(gateway);
+    const recordFile = join(world.dir, 'regcheck.jsonl');
+    const gateway = await world.app(await store(), { REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: world.fake.baseUrl, REGCHECK_RECORD_FILE: recordFile });
     const live = await ask(gateway, (await gateway.services.accounts.create('alice', 100)).apiKey);
     // What the original sent, per operation: the two differ, and each is what the gateway served.
     expect(live.get('Check over GET')).toBe(answerText(fixtureOf('Check')));
@@ -77,10 +53,9 @@ describe.each(await enginesToTest())('replaying two operations of one dataset on
     const offlineStore = await store();
     const imported = await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['import', recordFile]);
     expect(imported.code, imported.out + imported.err).toBe(0);
-    const offline = await gatewayApp(offlineStore, {}, new ManualRepeat().repeat);
-    apps.push(offline);
+    const offline = await world.app(offlineStore, {});
     expect(offline.regcheck).toBeUndefined();
-    const calls = fake.calls();
+    const calls = world.fake.calls();
     const key = (await offline.services.accounts.create('alice', 100)).apiKey;
     // Twice: the first pass reads the store, the second the record cache, each in both orders of
     // the operations (Check before CheckUKMinimal on GET, and JSON after GET).
@@ -88,7 +63,7 @@ describe.each(await enginesToTest())('replaying two operations of one dataset on
       const replayed = await ask(offline, key);
       for (const [name] of requests('alice')) expect(replayed.get(name), `${name}, pass ${pass + 1}`).toBe(live.get(name));
     }
-    expect(fake.calls()).toBe(calls);
+    expect(world.fake.calls()).toBe(calls);
 
     // Exported again under the operation each answer came from.
     const exported = await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['export', '--source', 'regcheck']);
@@ -102,14 +77,13 @@ describe.each(await enginesToTest())('replaying two operations of one dataset on
 
   it('still serves a record imported from elsewhere to every operation of its dataset, after an answer of the original kept for one of them', async () => {
     const offlineStore = await store();
-    const file = join(dir.path, 'ours.jsonl');
+    const file = join(world.dir, 'ours.jsonl');
     const ours = (plate: string) => ({ operation: 'Check', key: { RegistrationNumber: plate }, vehicle: { Description: 'OURS', RegistrationYear: '2010', CarMake: { CurrentTextValue: 'FORD' }, EngineSize: { CurrentTextValue: '1596' } } });
     // PLATE also has the original's CheckUKMinimal answer, imported beside our own Check record.
     const recorded = { operation: 'CheckUKMinimal', key: { regNumber: PLATE }, vehicle: { vehicleJson: UK_MINIMAL_VEHICLE_JSON, vehicleData: { Description: 'ROVER 75 CLUB SE' } }, source: 'regcheck', fetchedAt: '2026-11-27T13:05:09.120Z' };
     writeFileSync(file, [ours('AB12CDE'), ours(PLATE), recorded].map((l) => JSON.stringify(l)).join('\n') + '\n');
     expect((await cli({ LOG_LEVEL: 'silent', ...offlineStore.env }, ['import', file])).code).toBe(0);
-    const offline = await gatewayApp(offlineStore, {}, new ManualRepeat().repeat);
-    apps.push(offline);
+    const offline = await world.app(offlineStore, {});
     const authorization = `Basic ${Buffer.from(`alice:${(await offline.services.accounts.create('alice', 100)).apiKey}`).toString('base64')}`;
     const get = async (url: string) => {
       const res = await offline.app.inject({ url, headers: { authorization } });
