@@ -11,8 +11,16 @@ export type UpstreamFailureKind =
   | 'server-error'
   /** HTTP 429 whose Retry-After was missing, too long for the budget, or came twice. */
   | 'rate-limited'
-  /** Our credentials were refused (401/403, or the OAuth token endpoint said no). */
+  /** Our credentials were refused (401/403, or the OAuth token endpoint said no): never retried. */
   | 'auth'
+  /**
+   * Our account at a paid provider has no funds left (CarsXE 402, UKVD InsufficientFunds, Vincario
+   * "Not Enough Lookups", the original out of credit): the source stays out until its balance says
+   * otherwise (commercial-upstreams.md §5).
+   */
+  | 'out-of-funds'
+  /** A paid provider's quota for its period is used up (CarsXE's quota 429, UKVD's daily limit codes). */
+  | 'quota'
   /** A 2xx body that is not what the upstream documents (not JSON, wrong shape, too large). */
   | 'bad-response'
   /** A status the adapter has no meaning for (an undocumented 4xx). */

@@ -34,7 +34,18 @@ function isCachedAnswer(value: unknown): value is CachedAnswer {
 
 /** What an adapter's fetch function concluded from the upstream's answer. */
 export type FetchOutcome =
-  | { readonly status: 'found'; readonly payload: unknown }
+  | {
+      readonly status: 'found';
+      readonly payload: unknown;
+      /**
+       * A paid provider's own price signal for this call, in the operator's currency
+       * (UPSTREAM_CURRENCY): UKVD's TransactionCost, Vincario's price per service. It wins over the
+       * configured `<NAME>_PRICE` where it is sent. Absent for free registers.
+       */
+      readonly cost?: number;
+      /** A paid provider's balance after this call, where it says (UKVD's AccountBalance, Vincario's balance). */
+      readonly balance?: number;
+    }
   /** `cache: false` for answers that may be our fault (a 400), so a fix shows at once. */
   | { readonly status: 'not-found'; readonly cache?: boolean };
 
