@@ -29,6 +29,7 @@ import { systemClock, type Clock } from './shared/clock.js';
 import type { Repeat } from './shared/repeat.js';
 import { internalError } from './shared/internal-error.js';
 import { openStorage, type Storage } from './storage/create-database.js';
+import { describeError } from './storage/store-unavailable.js';
 import { creditsPlugin } from './http/site/credits.plugin.js';
 import { ClientErrors } from './http/client-errors.js';
 import { imagePlugin } from './http/site/image.plugin.js';
@@ -153,8 +154,16 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       databaseUrl: config.databaseUrl,
       poolSize: config.dbPoolSize,
       sqliteSynchronous: config.sqliteSynchronous,
+      connectTimeoutMs: config.dbConnectTimeoutMs,
+      commitSettleMs: config.dbCommitSettleMs,
+      startRetry: {
+        waitMs: config.dbStartWaitMs,
+        onRetry: (message) => {
+          app.log.warn(message);
+        },
+      },
       onConnectionError: (error) => {
-        app.log.warn({ err: error }, 'a pooled database connection failed; it will be replaced');
+        app.log.warn(`a database connection failed (${describeError(error)}); it is dropped and the next query opens a new one`);
       },
     }));
   // Optional (issue 5): shared rate-limit counters, account changes between instances, a shared

@@ -219,7 +219,15 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,
-    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency)),
+    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency), (batch) => {
+      const credits = batch.debits.reduce((sum, d) => sum + d.cost, 0);
+      const ids = batch.debits.map((d) => `${d.requestId} (account ${d.accountId}, ${d.cost})`).join(', ');
+      options.ledgerLog?.warn(
+        batch.outcome === 'committed'
+          ? `debit batch ${batch.transactionId} committed after its lookups were answered "temporarily unavailable" (the database connection was lost during COMMIT): ${credits} credits charged without an answer, refund them: ${ids}`
+          : `debit batch ${batch.transactionId}, whose COMMIT was cut off, ${batch.outcome === 'aborted' ? 'was rolled back: nothing was charged' : 'has an outcome the database never reported'}: ${ids}`,
+      );
+    }),
     replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),

@@ -32,7 +32,7 @@ export const processOutput: CliOutput = {
  */
 export async function withServices<T>(env: NodeJS.ProcessEnv, work: (services: CoreServices, config: CoreConfig) => Promise<T>, io: CliOutput = processOutput): Promise<T> {
   const config = loadCoreConfig(env);
-  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize, sqliteSynchronous: config.sqliteSynchronous });
+  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl, poolSize: config.dbPoolSize, connectTimeoutMs: config.dbConnectTimeoutMs, sqliteSynchronous: config.sqliteSynchronous });
   const redis =
     config.redisUrl === undefined
       ? undefined

@@ -24,6 +24,12 @@ export interface CoreConfig {
   readonly databaseUrl: string | undefined;
   /** PostgreSQL connections per process. */
   readonly dbPoolSize: number;
+  /** PostgreSQL: how long start-up keeps retrying an unreachable database, in ms (0: one attempt). */
+  readonly dbStartWaitMs: number;
+  /** PostgreSQL: how long opening one connection may take. */
+  readonly dbConnectTimeoutMs: number;
+  /** PostgreSQL: how long a debit batch whose COMMIT answer was lost waits to learn its outcome, in ms. */
+  readonly dbCommitSettleMs: number;
   /** SQLite's durability of a COMMIT: `full` survives power loss, `normal` only process crashes. */
   readonly sqliteSynchronous: SqliteSynchronous;
   /** `redis://` or `rediss://` URL; unset: no Redis, everything in-process (issue 5). */
@@ -155,6 +161,9 @@ export function readCoreConfig(env: EnvReader): CoreConfig {
     dataDir: readDataDir(env),
     databaseUrl: env.text('DATABASE_URL'),
     dbPoolSize: env.int('DB_POOL_SIZE', 10, { min: 1, max: 1000 }),
+    dbStartWaitMs: env.int('DB_START_WAIT_SECONDS', 60, { min: 0, max: 86_400 }) * 1000,
+    dbConnectTimeoutMs: env.int('DB_CONNECT_TIMEOUT_MS', 5000, { min: 100, max: 600_000 }),
+    dbCommitSettleMs: env.int('DB_COMMIT_SETTLE_SECONDS', 30, { min: 1, max: 3600 }) * 1000,
     sqliteSynchronous: readSqliteSynchronous(env),
     redisUrl: env.url('REDIS_URL', { protocols: ['redis', 'rediss'], description: 'a redis:// or rediss:// URL' }),
     redisKeyPrefix: env.matching('REDIS_KEY_PREFIX', 'vehicle-lookup:', /^[A-Za-z0-9._:-]{1,64}$/, '1 to 64 characters of letters, digits and . _ : -'),

@@ -1,5 +1,19 @@
 import type { DebitDetails, FreeLookupDetails, FreeLookupRow } from './credit-ledger.repository.js';
 import type { DebitResult, DebitWriter } from './debit-writer.js';
+import { CommitOutcomeUnknown, type CommitStatus } from '../storage/store-unavailable.js';
+
+/**
+ * A batch whose COMMIT's answer was lost with the database connection and whose outcome the
+ * database could not tell within DB_COMMIT_SETTLE_SECONDS: its lookups were answered
+ * "temporarily unavailable". `outcome` is what the database said later (CommitOutcomeUnknown's
+ * `settled`): `committed` means those debits stand without their answers, for an operator to
+ * refund (named by request id); `aborted`, nothing was charged; `unknown`, it never said.
+ */
+export interface UnsettledBatch {
+  readonly transactionId: string;
+  readonly outcome: CommitStatus;
+  readonly debits: ReadonlyArray<{ readonly accountId: number; readonly cost: number; readonly requestId: string }>;
+}
 
 interface PendingDebit {
   readonly accountId: number;
@@ -23,7 +37,9 @@ const NO_FREES: readonly PendingFree[] = [];
  * Group commit for debits. Debits that arrive while the event loop is busy are written together in
  * one transaction: each is still its own conditional update with its own ledger row, and each
  * caller is answered only after the COMMIT that made its debit durable. If the transaction fails,
- * none of its debits happened and every caller gets the error (and no data).
+ * none of its debits happened and every caller gets the error (and no data). A COMMIT whose answer
+ * is lost with the connection is settled by the writer (Storage.transaction's `knownOutcome`):
+ * committed, the callers are answered as usual; the batch is never written again.
  *
  * Free lookups' ledger rows (`free`) join the same batches from a queue of their own, so a batch
  * of debits alone is built exactly as before; each free caller is answered after the COMMIT too,
@@ -36,7 +52,11 @@ export class DebitBatcher {
   /** One batch is written at a time; debits arriving meanwhile form the next, larger batch. */
   private writing = false;
 
-  constructor(private readonly writer: Pick<DebitWriter, 'write'>) {}
+  constructor(
+    private readonly writer: Pick<DebitWriter, 'write'>,
+    /** Told what became of a batch whose outcome was unknown when its callers were answered. */
+    private readonly onUnsettled?: (batch: UnsettledBatch) => void,
+  ) {}
 
   /**
    * The new balance, undefined when the account had too few credits (nothing written), or
@@ -93,11 +113,18 @@ export class DebitBatcher {
         this.written();
       },
       (error: unknown) => {
+        // Never retried: a batch that may have committed would be debited twice.
+        if (error instanceof CommitOutcomeUnknown) this.follow(error, batch);
         for (const pending of batch) pending.reject(error);
         for (const pending of frees) pending.reject(error);
         this.written();
       },
     );
+  }
+
+  private follow(error: CommitOutcomeUnknown, batch: readonly PendingDebit[]): void {
+    const debits = batch.map(({ accountId, cost, details }) => ({ accountId, cost, requestId: details.requestId }));
+    void error.settled.then((outcome) => this.onUnsettled?.({ transactionId: error.transactionId, outcome, debits }));
   }
 
   private written(): void {

@@ -29,6 +29,13 @@ export interface IdempotencyOptions {
 /** No free rows (the default: a batch of debits only allocates nothing for them). */
 const NO_FREE_ROWS: readonly FreeLookupRow[] = [];
 
+/**
+ * A batch's COMMIT whose answer is lost with the connection (a database restart) is settled by
+ * asking the server, never retried and never reported as done while unknown (Storage.transaction,
+ * issue 31): a retry could debit twice, and a lookup answered as failed must not stay charged.
+ */
+const KNOWN_OUTCOME = { knownOutcome: true } as const;
+
 /** Expired idempotency records are purged by a keyed batch at most this often per process. */
 const PURGE_INTERVAL_MS = 60_000;
 
@@ -55,7 +62,9 @@ export class DebitWriter {
 
   /**
    * Each debit's outcome (DebitResult), with the free rows written too. All or nothing: if it
-   * throws, no debit happened, no idempotency record and no free row was written.
+   * throws, no debit happened, no idempotency record and no free row was written; except
+   * CommitOutcomeUnknown (store-unavailable.ts), when the database could not say within
+   * DB_COMMIT_SETTLE_SECONDS whether the batch committed: its `settled` tells later.
    */
   write(batch: readonly DebitRequest[], free: readonly FreeLookupRow[] = NO_FREE_ROWS): Promise<DebitResult[]> {
     const byAccount = new Map<number, number[]>();
@@ -70,7 +79,7 @@ export class DebitWriter {
     // The common batch (debits without a key, no free rows) runs at once on SQLite: no promise
     // per statement (Tx.run), so the whole transaction costs one (test/cost/ counts them).
     if (!keyed && free.length === 0) {
-      return this.storage.transaction((tx) => this.debitAccounts(tx, accounts, byAccount, batch, new Array<DebitResult>(batch.length), 0));
+      return this.storage.transaction((tx) => this.debitAccounts(tx, accounts, byAccount, batch, new Array<DebitResult>(batch.length), 0), KNOWN_OUTCOME);
     }
     return this.storage.transaction(async (tx) => {
       const results = new Array<DebitResult>(batch.length);
@@ -94,7 +103,7 @@ export class DebitWriter {
       // After the debits: a free row of an account debited in this batch shows the balance after them.
       if (free.length > 0) await this.ledger.writeFreeRows(tx, free);
       return results;
-    });
+    }, KNOWN_OUTCOME);
   }
 
   /** The debits of `accounts` from index `from` on, without keys: each account's in one debitMany. */

@@ -26,9 +26,9 @@ export class LookupError extends Error {
   constructor(
     readonly code: LookupErrorCode,
     message: string,
-    options: { readonly retryAfterSeconds?: number } = {},
+    options: { readonly retryAfterSeconds?: number; readonly cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.retryAfterSeconds = options.retryAfterSeconds;
   }
 }
@@ -40,6 +40,11 @@ export const MESSAGES = {
     `Out of credit: this lookup costs ${cost} credit${cost === 1 ? '' : 's'} and the account has ${balance}`,
   /** Worded exactly as the live service words it: some clients compare the text (compat-notes "Wire differences" 5). */
   lookupFailed: (label: string) => `${label} Lookup failed`,
+  /**
+   * An upstream that could not answer, or the store unreachable (a database restart): nothing was
+   * charged, and the same request may succeed later.
+   */
+  temporarilyUnavailable: (label: string) => `${label} lookup is temporarily unavailable, please try again later`,
   /** Not in the original (which had no rate limits); worded like the rest, with the wait in seconds. */
   rateLimited: (username: string, limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
     `Rate limit exceeded: account ${username} may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'}; retry after ${retryAfterSeconds} s`,

@@ -16,6 +16,7 @@ import { LookupError, MESSAGES } from './lookup-error.js';
 import { buildQuery, type LookupQuery } from './lookup-query.js';
 import type { AnonymousAccess, BoundCall, LookupObserver, LookupOutcome, LookupRequest } from './lookup-request.js';
 import { codecOf, resultOf } from '../results/index.js';
+import { isStoreUnavailable } from '../storage/store-unavailable.js';
 import type { LookupResult } from '../results/result-documents.js';
 
 export interface LookupPipelineDeps {
@@ -102,7 +103,8 @@ export class LookupPipeline {
         });
         return outcome;
       },
-      (error: unknown) => {
+      (thrown: unknown) => {
+        const error = storeFailureAsUnavailable(thrown, request);
         const code = error instanceof LookupError ? error.code : 'INTERNAL';
         this.deps.observer?.onLookup({
           // Unknown names are not echoed into metric labels: that would let callers create series.
@@ -189,7 +191,7 @@ export class LookupPipeline {
     }
     const op = query.operation;
     if (unavailable !== undefined) {
-      throw new LookupError('UPSTREAM_UNAVAILABLE', `${op.label} lookup is temporarily unavailable, please try again later`);
+      throw new LookupError('UPSTREAM_UNAVAILABLE', MESSAGES.temporarilyUnavailable(op.label));
     }
     // A source that lists only what it has (CheckStolen's register): not listed is an answer.
     const absent = codecOf(op.resultType).recordWhenAbsent?.();
@@ -227,4 +229,16 @@ function resolve(request: LookupRequest): BoundCall {
  */
 function recordCacheKey(query: LookupQuery): string {
   return `${query.operation.name}\u0000${query.key}`;
+}
+
+/**
+ * The one mapping of a lost or refused store connection (a database restart, failover, a dropped
+ * connection; isStoreUnavailable) for every binding: the interface's "temporarily unavailable"
+ * answer (UPSTREAM_UNAVAILABLE, which JSON_ERRORS, SOAP_ERRORS and HTTP_ERRORS each map), not an
+ * internal error. It costs nothing: a debit that failed so was rolled back, or its outcome was
+ * settled before it failed (Storage.transaction's `knownOutcome`, issue 31).
+ */
+function storeFailureAsUnavailable(error: unknown, request: LookupRequest): unknown {
+  if (error instanceof LookupError || !isStoreUnavailable(error)) return error;
+  return new LookupError('UPSTREAM_UNAVAILABLE', MESSAGES.temporarilyUnavailable(request.call.operation?.label ?? 'This'), { cause: error });
 }

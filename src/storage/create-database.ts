@@ -10,6 +10,7 @@ import { DomainError } from '../shared/domain-error.js';
 import type { Engine } from './engine.js';
 import { noteLocalCommit } from './local-commits.js';
 import { migrationProvider } from './migrations/index.js';
+import { CommitOutcomeUnknown, StoreUnavailable, isStoreUnavailable, withConnectRetry, type CommitStatus, type ConnectRetry } from './store-unavailable.js';
 import { isSqliteBusy, openSqliteConnection, type SqliteConnection, type SqliteSynchronous } from './sqlite-connection.js';
 
 export interface StorageOptions {
@@ -20,11 +21,21 @@ export interface StorageOptions {
   /** PostgreSQL connections per process (`DB_POOL_SIZE`). */
   readonly poolSize?: number | undefined;
   /**
-   * Told when an idle pooled connection fails (server restart, network). The pool drops that
-   * connection and the next query opens a new one; without a listener the error would end the
-   * process.
+   * Told when a PostgreSQL connection fails outside a query (server restart, failover, network),
+   * whether idle in the pool or held by a transaction. The pool drops that connection and the
+   * next query opens a new one; without a listener node-postgres's 'error' event would end the
+   * process (issue 31).
    */
   readonly onConnectionError?: ((error: Error) => void) | undefined;
+  /** PostgreSQL: how long opening one connection may take before it fails (`DB_CONNECT_TIMEOUT_MS`). */
+  readonly connectTimeoutMs?: number | undefined;
+  /** PostgreSQL: how start-up waits for a database it cannot reach (`DB_START_WAIT_SECONDS`). */
+  readonly startRetry?: ConnectRetry | undefined;
+  /**
+   * PostgreSQL: how long a transaction run with `knownOutcome` waits, after its COMMIT's answer
+   * was lost, to learn from the server whether it committed (`DB_COMMIT_SETTLE_SECONDS`).
+   */
+  readonly commitSettleMs?: number | undefined;
   /** SQLite's durability of a COMMIT (`SQLITE_SYNCHRONOUS`; see SqliteSynchronous). */
   readonly sqliteSynchronous?: SqliteSynchronous | undefined;
   /**
@@ -59,8 +70,15 @@ export interface Storage {
    * connection lock, so nothing else interleaves; PostgreSQL runs an ordinary Kysely transaction
    * on a pooled connection. On SQLite `work` runs again after an SQLITE_BUSY (retryOnSqliteBusy in
    * sqlite-connection.ts), so it must have no effect outside the transaction.
+   *
+   * `knownOutcome` (the debits): when the connection is lost after `work` and the COMMIT's answer
+   * never comes, PostgreSQL is asked (txid_status) whether that transaction committed, for up to
+   * DB_COMMIT_SETTLE_SECONDS: committed, the result is returned as if nothing happened; rolled
+   * back, StoreUnavailable is thrown; still unknown, CommitOutcomeUnknown (store-unavailable.ts).
+   * It costs one more statement per transaction (txid_current), so only money asks for it.
+   * SQLite commits in process: its outcome is always known.
    */
-  transaction<T>(work: (tx: Tx) => MaybePromise<T>): Promise<T>;
+  transaction<T>(work: (tx: Tx) => MaybePromise<T>, options?: TransactionOptions): Promise<T>;
   /** The engine's name, for logs and /readyz only: behaviour goes through the capabilities. */
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
@@ -107,6 +125,11 @@ export interface Storage {
   close(): Promise<void>;
 }
 
+/** How a transaction is run (Storage.transaction). */
+export interface TransactionOptions {
+  readonly knownOutcome?: boolean;
+}
+
 /** The constraints the store enforces that a request can run into (a race lost, a row in use). */
 export type ConstraintKind = 'unique' | 'foreign-key';
 
@@ -150,7 +173,7 @@ export class ConstraintViolation extends DomainError<'ALREADY_EXISTS' | 'IN_USE'
 
 /** `transact` rethrowing the engine's constraint errors as ConstraintViolation. */
 function translatingConstraints(transact: Storage['transaction'], recognise: (error: unknown) => ConstraintKind | undefined): Storage['transaction'] {
-  return (work) => transact(work).catch((error: unknown) => {
+  return (work, options) => transact(work, options).catch((error: unknown) => {
     throw translateConstraint(recognise, error);
   });
 }
@@ -230,37 +253,56 @@ const POSTGRES_CACHE_TTL_MS = 1000;
 /** Any constant shared by every instance: migrations of all instances queue on it. */
 const MIGRATION_LOCK_KEY = 0x76_6c_6d_69; // "vlmi"
 
+/** PostgreSQL's settings of openPostgres (StorageOptions, defaults applied). */
+interface PostgresOptions {
+  readonly poolSize: number;
+  readonly onConnectionError: (error: Error) => void;
+  readonly connectTimeoutMs: number;
+  readonly startRetry: ConnectRetry;
+  readonly commitSettleMs: number;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+const DEFAULT_COMMIT_SETTLE_MS = 30_000;
+/** How long CommitOutcomeUnknown.settled goes on asking after the settle wait: a bound, not a hope. */
+const BACKGROUND_SETTLE_MS = 10 * 60_000;
+
 /**
  * Opens PostgreSQL. Migrations run under a session-level advisory lock held on a connection of
- * its own, so instances that start together apply them one at a time (issue 5).
+ * its own, so instances that start together apply them one at a time (issue 5). An unreachable
+ * database at start is retried with a bounded back-off (DB_START_WAIT_SECONDS); every client
+ * listens for 'error' (issue 31: an unhandled one ended the process on a database restart).
  */
-async function openPostgres(url: string, poolSize: number, onConnectionError: (error: Error) => void): Promise<Storage> {
+async function openPostgres(url: string, options: PostgresOptions): Promise<Storage> {
   // int8 (COUNT, SUM) as a JS number: every count and balance we read fits comfortably.
   pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'vehicle-lookup' });
+  const description = redactUrl(url);
+  const onConnectionError = options.onConnectionError;
+  const pool = new pg.Pool({ connectionString: url, max: options.poolSize, application_name: 'vehicle-lookup', connectionTimeoutMillis: options.connectTimeoutMs });
+  // The pool listens on idle clients only; a client a transaction holds (checked out) emits
+  // 'error' with no listener when the server goes away between its statements, and that ended
+  // the process. Every client gets a listener for its whole life; the query in flight still
+  // fails with its own error, and the pool drops the broken client when it is released.
+  pool.on('connect', (client) => {
+    client.on('error', onConnectionError);
+  });
   pool.on('error', onConnectionError);
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
-  const lock = new pg.Client({ connectionString: url, application_name: 'vehicle-lookup-migrations' });
   try {
-    await lock.connect();
-    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
-    try {
-      await migrate(db, 'postgres');
-    } finally {
-      await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]);
-    }
+    await withConnectRetry(description, options.startRetry, () => migrateUnderLock(url, db, options.connectTimeoutMs, onConnectionError));
   } catch (error) {
     await db.destroy();
     throw error;
-  } finally {
-    await lock.end().catch(() => undefined);
   }
   const constraintViolated = constraintRecogniser('postgres');
+  const txOf = (trx: Kysely<DatabaseSchema>): Tx => ({ db: trx, run: (query) => trx.executeQuery(query) });
+  const transact = <T>(work: (tx: Tx) => MaybePromise<T>, transactionOptions?: TransactionOptions): Promise<T> =>
+    transactionOptions?.knownOutcome === true ? transactKnowingOutcome(db, pool, work, options.commitSettleMs) : db.transaction().execute(async (trx) => work(txOf(trx)));
   return {
     db,
-    transaction: translatingConstraints((work) => db.transaction().execute(async (trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })), constraintViolated),
+    transaction: translatingConstraints(transact, constraintViolated),
     engine: 'postgres',
-    description: redactUrl(url),
+    description,
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
     changeSignal: 'clock',
     tuneForBulkWrites: () => Promise.resolve(() => Promise.resolve()),
@@ -271,10 +313,88 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   };
 }
 
+/** One attempt at the migrations under the advisory lock, on a connection of their own. */
+async function migrateUnderLock(url: string, db: Db, connectTimeoutMs: number, onConnectionError: (error: Error) => void): Promise<void> {
+  const lock = new pg.Client({ connectionString: url, application_name: 'vehicle-lookup-migrations', connectionTimeoutMillis: connectTimeoutMs });
+  // A server going away while the lock is held: the query in flight fails, the process does not.
+  lock.on('error', onConnectionError);
+  try {
+    await lock.connect();
+    await lock.query('select pg_advisory_lock($1)', [MIGRATION_LOCK_KEY]);
+    try {
+      await migrate(db, 'postgres');
+    } finally {
+      await lock.query('select pg_advisory_unlock($1)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
+  } finally {
+    await lock.end().catch(() => undefined);
+  }
+}
+
+/**
+ * A transaction whose outcome is learnt even when the connection is lost during its COMMIT (see
+ * Storage.transaction's `knownOutcome`). The transaction's id is read first (txid_current); when
+ * `work` has finished and the transaction then fails with a lost connection, the COMMIT may or may
+ * not have been applied, and only the server can tell: txid_status on a new connection, polled
+ * while the server is away, for up to `settleMs`. A failure before `work` finished needs no
+ * asking: a transaction the server never saw committed is rolled back.
+ */
+async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, pool: pg.Pool, work: (tx: Tx) => MaybePromise<T>, settleMs: number): Promise<T> {
+  let transactionId: string | undefined;
+  let finished = false;
+  let result: T | undefined;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      const { rows } = await sql<{ xid: string }>`select txid_current()::text as xid`.execute(trx);
+      transactionId = rows[0]?.xid;
+      result = await work({ db: trx, run: (query) => trx.executeQuery(query) });
+      finished = true;
+      return result;
+    });
+  } catch (error) {
+    if (!finished || transactionId === undefined || !isStoreUnavailable(error)) throw error;
+    const xid = transactionId;
+    const status = await commitStatus(pool, xid, settleMs);
+    if (status === 'committed') return result as T;
+    if (status === 'aborted') throw new StoreUnavailable(`the database connection was lost during COMMIT; transaction ${xid} was rolled back`, { cause: error });
+    throw new CommitOutcomeUnknown(xid, commitStatus(pool, xid, BACKGROUND_SETTLE_MS), error);
+  }
+}
+
+/**
+ * txid_status of `xid`, asked on a pooled connection until the server answers `committed` or
+ * `aborted` or `waitMs` passes (then `unknown`); pauses of 100 ms growing to 1 s, so bounded in
+ * count as well as time. `in progress` (the old backend has not finished yet) is asked again.
+ */
+async function commitStatus(pool: pg.Pool, xid: string, waitMs: number): Promise<CommitStatus> {
+  const deadline = performance.now() + waitMs;
+  let delay = 100;
+  for (let attempt = 0; attempt < 10_000 && performance.now() < deadline; attempt += 1) {
+    try {
+      const { rows } = await pool.query<{ status: string | null }>('select txid_status($1::bigint) as status', [xid]);
+      const status = rows[0]?.status;
+      if (status === 'committed' || status === 'aborted') return status;
+    } catch {
+      // The server is still away: ask again after the pause.
+    }
+    await sleep(Math.max(0, Math.min(delay, deadline - performance.now())));
+    delay = Math.min(delay * 2, 1000);
+  }
+  return 'unknown';
+}
+
 /** Opens the store chosen by the configuration and brings its schema up to date. */
 export async function openStorage(options: StorageOptions): Promise<Storage> {
   const url = options.databaseUrl ?? '';
-  if (isPostgresUrl(url)) return openPostgres(url, options.poolSize ?? 10, options.onConnectionError ?? (() => undefined));
+  if (isPostgresUrl(url)) {
+    return openPostgres(url, {
+      poolSize: options.poolSize ?? 10,
+      onConnectionError: options.onConnectionError ?? (() => undefined),
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      startRetry: options.startRetry ?? { waitMs: 0 },
+      commitSettleMs: options.commitSettleMs ?? DEFAULT_COMMIT_SETTLE_MS,
+    });
+  }
   const path = sqlitePath(options);
   const constraintViolated = constraintRecogniser('sqlite');
   // The constraint translation rides on the lock wait's own rejection handler: no promise more
