@@ -296,8 +296,10 @@ async function openPostgres(url: string, options: PostgresOptions): Promise<Stor
   }
   const constraintViolated = constraintRecogniser('postgres');
   const txOf = (trx: Kysely<DatabaseSchema>): Tx => ({ db: trx, run: (query) => trx.executeQuery(query) });
+  let closed = false;
+  const settling: Settling = { pool, closed: () => closed };
   const transact = <T>(work: (tx: Tx) => MaybePromise<T>, transactionOptions?: TransactionOptions): Promise<T> =>
-    transactionOptions?.knownOutcome === true ? transactKnowingOutcome(db, pool, work, options.commitSettleMs) : db.transaction().execute(async (trx) => work(txOf(trx)));
+    transactionOptions?.knownOutcome === true ? transactKnowingOutcome(db, settling, work, options.commitSettleMs) : db.transaction().execute(async (trx) => work(txOf(trx)));
   return {
     db,
     transaction: translatingConstraints(transact, constraintViolated),
@@ -309,8 +311,17 @@ async function openPostgres(url: string, options: PostgresOptions): Promise<Stor
     skipLocked: SKIP_LOCKED_POSTGRES,
     serialize: serializePostgres,
     constraintViolated,
-    close: () => db.destroy(),
+    close: () => {
+      closed = true;
+      return db.destroy();
+    },
   };
+}
+
+/** Where commitStatus asks, and whether the store was closed meanwhile (then it stops asking). */
+interface Settling {
+  readonly pool: pg.Pool;
+  readonly closed: () => boolean;
 }
 
 /** One attempt at the migrations under the advisory lock, on a connection of their own. */
@@ -339,25 +350,25 @@ async function migrateUnderLock(url: string, db: Db, connectTimeoutMs: number, o
  * while the server is away, for up to `settleMs`. A failure before `work` finished needs no
  * asking: a transaction the server never saw committed is rolled back.
  */
-async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, pool: pg.Pool, work: (tx: Tx) => MaybePromise<T>, settleMs: number): Promise<T> {
-  let transactionId: string | undefined;
-  let finished = false;
-  let result: T | undefined;
+async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, settling: Settling, work: (tx: Tx) => MaybePromise<T>, settleMs: number): Promise<T> {
+  // Set inside the transaction's callback (an object: the compiler does not follow closures).
+  const state: { xid?: string; finished: boolean; result?: T } = { finished: false };
   try {
     return await db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ xid: string }>`select txid_current()::text as xid`.execute(trx);
-      transactionId = rows[0]?.xid;
-      result = await work({ db: trx, run: (query) => trx.executeQuery(query) });
-      finished = true;
+      state.xid = rows[0]?.xid;
+      const result = await work({ db: trx, run: (query) => trx.executeQuery(query) });
+      state.result = result;
+      state.finished = true;
       return result;
     });
   } catch (error) {
-    if (!finished || transactionId === undefined || !isStoreUnavailable(error)) throw error;
-    const xid = transactionId;
-    const status = await commitStatus(pool, xid, settleMs);
-    if (status === 'committed') return result as T;
+    const xid = state.xid;
+    if (!state.finished || xid === undefined || !isStoreUnavailable(error)) throw error;
+    const status = await commitStatus(settling, xid, settleMs);
+    if (status === 'committed') return state.result as T;
     if (status === 'aborted') throw new StoreUnavailable(`the database connection was lost during COMMIT; transaction ${xid} was rolled back`, { cause: error });
-    throw new CommitOutcomeUnknown(xid, commitStatus(pool, xid, BACKGROUND_SETTLE_MS), error);
+    throw new CommitOutcomeUnknown(xid, commitStatus(settling, xid, BACKGROUND_SETTLE_MS), error);
   }
 }
 
@@ -365,11 +376,12 @@ async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, pool: pg.Po
  * txid_status of `xid`, asked on a pooled connection until the server answers `committed` or
  * `aborted` or `waitMs` passes (then `unknown`); pauses of 100 ms growing to 1 s, so bounded in
  * count as well as time. `in progress` (the old backend has not finished yet) is asked again.
+ * Stops (`unknown`) when the store is closed.
  */
-async function commitStatus(pool: pg.Pool, xid: string, waitMs: number): Promise<CommitStatus> {
+async function commitStatus({ pool, closed }: Settling, xid: string, waitMs: number): Promise<CommitStatus> {
   const deadline = performance.now() + waitMs;
   let delay = 100;
-  for (let attempt = 0; attempt < 10_000 && performance.now() < deadline; attempt += 1) {
+  for (let attempt = 0; attempt < 10_000 && performance.now() < deadline && !closed(); attempt += 1) {
     try {
       const { rows } = await pool.query<{ status: string | null }>('select txid_status($1::bigint) as status', [xid]);
       const status = rows[0]?.status;
@@ -377,7 +389,8 @@ async function commitStatus(pool: pg.Pool, xid: string, waitMs: number): Promise
     } catch {
       // The server is still away: ask again after the pause.
     }
-    await sleep(Math.max(0, Math.min(delay, deadline - performance.now())));
+    // Unreferenced: a process shutting down does not stay up for this.
+    await sleep(Math.max(0, Math.min(delay, deadline - performance.now())), undefined, { ref: false });
     delay = Math.min(delay * 2, 1000);
   }
   return 'unknown';

@@ -8,9 +8,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
  */
 export class StoreUnavailable extends Error {
   override readonly name: string = 'StoreUnavailable';
-  constructor(message: string, options?: { readonly cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /**

@@ -139,8 +139,8 @@ export async function privateRedis(): Promise<PrivateRedis> {
           output += d.toString();
           if (output.includes('Ready to accept connections')) resolve();
         };
-        server.stdout?.on('data', onData);
-        server.stderr?.on('data', onData);
+        server.stdout.on('data', onData);
+        server.stderr.on('data', onData);
         server.once('exit', (code) => {
           reject(new Error(`redis-server exited with ${String(code)} before it was ready:\n${output}`));
         });
