@@ -160,6 +160,7 @@ export function validateOriginalVehicle(member: string, record: OriginalVehicle)
  */
 function deriveVehicleData(doc: VehicleDocument, binding: XmlBinding, omits: readonly string[]): VehicleData {
   const data: Record<string, string | VehicleDataPair> = {};
+  const leaveOut = nilLeftOut(doc);
   for (const field of VEHICLE_DATA_FIELDS) {
     if (omits.includes(field.name)) continue;
     const text = textValue(doc, field.name) ?? (field.fallback === undefined ? undefined : textValue(doc, field.fallback));
@@ -179,7 +180,7 @@ function deriveVehicleData(doc: VehicleDocument, binding: XmlBinding, omits: rea
         // SOAP writes what a present pair lacks as xsi:nil (null); GET/POST leave it out.
         const absent = binding === 'soap' ? null : undefined;
         const pair: { CurrentValue?: string | null; CurrentTextValue?: string | null } = {};
-        if ((value ?? absent) !== undefined) pair.CurrentValue = value ?? null;
+        if ((value ?? (leaveOut(field.name, 'CurrentValue') ? undefined : absent)) !== undefined) pair.CurrentValue = value ?? null;
         if ((text ?? absent) !== undefined) pair.CurrentTextValue = text ?? null;
         data[field.name] = pair;
         break;
@@ -188,6 +189,21 @@ function deriveVehicleData(doc: VehicleDocument, binding: XmlBinding, omits: rea
   }
   return data;
 }
+
+/**
+ * The pair members a SOAP answer leaves out, rather than writing them `xsi:nil`, when the record
+ * has no value for them (issue 32, "the last differences"): where a record has no BodyStyle, the
+ * original's SOAP answer has no `CarMake/CurrentValue` at all, so a proxy generated from its WSDL
+ * (where CurrentValue is not nillable) reads null there, and read "" from our empty element. Only
+ * that member, only then: everywhere else a present pair's missing member stays `xsi:nil`, as the
+ * interface spec and the recorded answers have it (compat-notes "Wire differences" 4).
+ */
+function nilLeftOut(doc: VehicleDocument): (pair: string, member: 'CurrentValue' | 'CurrentTextValue') => boolean {
+  const bodyStyle = textValue(doc, 'BodyStyle') !== undefined || explicitCurrentValue(doc, 'BodyStyle') !== undefined;
+  return bodyStyle ? NEVER : (pair, member) => pair === 'CarMake' && member === 'CurrentValue';
+}
+
+const NEVER = (): boolean => false;
 
 /** One child of a pair: its text, `xsi:nil` for null, nothing when absent. */
 function writePairMember(w: XmlWriter, name: string, value: string | null | undefined): void {
