@@ -352,7 +352,7 @@ async function migrateUnderLock(url: string, db: Db, connectTimeoutMs: number, o
  */
 async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, settling: Settling, work: (tx: Tx) => MaybePromise<T>, settleMs: number): Promise<T> {
   // Set inside the transaction's callback (an object: the compiler does not follow closures).
-  const state: { xid?: string; finished: boolean; result?: T } = { finished: false };
+  const state: { xid: string | undefined; finished: boolean; result?: T } = { xid: undefined, finished: false };
   try {
     return await db.transaction().execute(async (trx) => {
       const { rows } = await sql<{ xid: string }>`select txid_current()::text as xid`.execute(trx);
