@@ -26,7 +26,7 @@ export interface CoreConfig {
   readonly dbPoolSize: number;
   /** PostgreSQL: how long start-up keeps retrying an unreachable database, in ms (0: one attempt). */
   readonly dbStartWaitMs: number;
-  /** PostgreSQL: how long opening one connection may take. */
+  /** PostgreSQL: how long a query may wait for a connection (opening one, or a free one of the pool). */
   readonly dbConnectTimeoutMs: number;
   /** PostgreSQL: how long a debit batch whose COMMIT answer was lost waits to learn its outcome, in ms. */
   readonly dbCommitSettleMs: number;
@@ -162,7 +162,7 @@ export function readCoreConfig(env: EnvReader): CoreConfig {
     databaseUrl: env.text('DATABASE_URL'),
     dbPoolSize: env.int('DB_POOL_SIZE', 10, { min: 1, max: 1000 }),
     dbStartWaitMs: env.int('DB_START_WAIT_SECONDS', 60, { min: 0, max: 86_400 }) * 1000,
-    dbConnectTimeoutMs: env.int('DB_CONNECT_TIMEOUT_MS', 5000, { min: 100, max: 600_000 }),
+    dbConnectTimeoutMs: env.int('DB_CONNECT_TIMEOUT_MS', 10_000, { min: 100, max: 600_000 }),
     dbCommitSettleMs: env.int('DB_COMMIT_SETTLE_SECONDS', 30, { min: 1, max: 3600 }) * 1000,
     sqliteSynchronous: readSqliteSynchronous(env),
     redisUrl: env.url('REDIS_URL', { protocols: ['redis', 'rediss'], description: 'a redis:// or rediss:// URL' }),

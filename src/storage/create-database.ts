@@ -27,7 +27,10 @@ export interface StorageOptions {
    * process (issue 31).
    */
   readonly onConnectionError?: ((error: Error) => void) | undefined;
-  /** PostgreSQL: how long opening one connection may take before it fails (`DB_CONNECT_TIMEOUT_MS`). */
+  /**
+   * PostgreSQL: how long a query may wait for a connection, opening one or for a free one of the
+   * pool (node-postgres bounds both with one setting), before it fails (`DB_CONNECT_TIMEOUT_MS`).
+   */
   readonly connectTimeoutMs?: number | undefined;
   /** PostgreSQL: how start-up waits for a database it cannot reach (`DB_START_WAIT_SECONDS`). */
   readonly startRetry?: ConnectRetry | undefined;
@@ -262,7 +265,7 @@ interface PostgresOptions {
   readonly commitSettleMs: number;
 }
 
-const DEFAULT_CONNECT_TIMEOUT_MS = 5000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_COMMIT_SETTLE_MS = 30_000;
 /** How long CommitOutcomeUnknown.settled goes on asking after the settle wait: a bound, not a hope. */
 const BACKGROUND_SETTLE_MS = 10 * 60_000;
