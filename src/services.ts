@@ -237,6 +237,12 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     onFreeRowLost: (row, error) => {
       options.ledgerLog?.warn(`the ledger row of free lookup ${row.requestId} (account ${row.accountId}, ${row.operation}, ${row.reason}) was not written; the lookup was answered`, error);
     },
+    onReversalFailed: (row, error) => {
+      options.ledgerLog?.warn(
+        `debit ${row.requestId} (account ${row.accountId}, ${row.operation}, ${row.cost} credits) was not delivered and could not be given back: it stands; give it back by hand`,
+        error,
+      );
+    },
     onKeyUsed: (keyId, nowMs) => {
       keyUsage.note(keyId, nowMs);
     },
@@ -251,6 +257,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     throttles: createThrottles(storage, options),
     imports,
     close: async () => {
+      // Debits given back for undelivered answers (issue 31) reach the store before it closes.
+      await pipeline.settled();
       await imports.close();
       await alerting.close();
       await keyUsage.flush();

@@ -1,11 +1,21 @@
-import type { DebitDetails, FreeLookupDetails, FreeLookupRow } from './credit-ledger.repository.js';
+import type { DebitDetails, FreeLookupDetails, FreeLookupRow, ReversalDetails } from './credit-ledger.repository.js';
 import type { DebitResult, DebitWriter } from './debit-writer.js';
+
+/**
+ * A debit not made because its client was gone by the time its batch was written (issue 31):
+ * nothing would reach it, so nothing is taken. See DebitBatcher.debit's `live`.
+ */
+export const CLIENT_GONE = Symbol('client gone');
+
+/** What a queued debit settles with: the writer's outcome, or CLIENT_GONE. */
+export type QueuedDebitResult = DebitResult | typeof CLIENT_GONE;
 
 interface PendingDebit {
   readonly accountId: number;
   readonly cost: number;
   readonly details: DebitDetails;
-  resolve(result: DebitResult): void;
+  readonly live: (() => boolean) | undefined;
+  resolve(result: QueuedDebitResult): void;
   reject(error: unknown): void;
 }
 
@@ -36,17 +46,27 @@ export class DebitBatcher {
   /** One batch is written at a time; debits arriving meanwhile form the next, larger batch. */
   private writing = false;
 
-  constructor(private readonly writer: Pick<DebitWriter, 'write'>) {}
+  constructor(private readonly writer: Pick<DebitWriter, 'write' | 'reverse'>) {}
 
   /**
    * The new balance, undefined when the account had too few credits (nothing written), or
    * KEY_TAKEN when the debit carried an Idempotency-Key the account already holds (nothing debited).
+   * `live`, when given, is asked once more as the batch is built: false (the client's connection
+   * closed while the debit waited) leaves the debit out, settled with CLIENT_GONE.
    */
-  debit(accountId: number, cost: number, details: DebitDetails): Promise<DebitResult> {
+  debit(accountId: number, cost: number, details: DebitDetails, live?: () => boolean): Promise<QueuedDebitResult> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ accountId, cost, details, resolve, reject });
+      this.queue.push({ accountId, cost, details, live, resolve, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * Gives back a committed debit whose answer could not be written (DebitWriter.reverse): the new
+   * balance, or undefined when the account is gone. Not batched: it is rare.
+   */
+  reverse(accountId: number, reversal: ReversalDetails, idempotencyKey?: string): Promise<number | undefined> {
+    return this.writer.reverse(accountId, reversal, idempotencyKey);
   }
 
   /**
@@ -71,7 +91,7 @@ export class DebitBatcher {
 
   /** Writes the next batch; `then` rather than an async function: one promise per batch, not two. */
   private flush(): void {
-    const batch = this.queue.splice(0, MAX_BATCH);
+    const batch = withoutGone(this.queue.splice(0, MAX_BATCH));
     const frees = this.frees.length === 0 ? NO_FREES : this.frees.splice(0, MAX_BATCH);
     if (batch.length === 0 && frees.length === 0) return;
     // Batches of one instance never wait for each other's row locks (on PostgreSQL, concurrent
@@ -104,4 +124,22 @@ export class DebitBatcher {
     this.writing = false;
     if (this.queue.length > 0 || this.frees.length > 0) this.schedule();
   }
+}
+
+/**
+ * The debits whose client is still there; the others are settled with CLIENT_GONE and left out.
+ * One call per debit that has a `live` check; the batch itself is returned when none is gone.
+ */
+function withoutGone(batch: PendingDebit[]): PendingDebit[] {
+  let kept: PendingDebit[] | undefined;
+  for (let i = 0; i < batch.length; i++) {
+    const pending = batch[i] as PendingDebit;
+    if (pending.live === undefined || pending.live()) {
+      kept?.push(pending);
+      continue;
+    }
+    kept ??= batch.slice(0, i);
+    pending.resolve(CLIENT_GONE);
+  }
+  return kept ?? batch;
 }
