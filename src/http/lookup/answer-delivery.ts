@@ -28,15 +28,17 @@ export class ConnectionDelivery implements AnswerDelivery {
   whenUndelivered(undelivered: () => void): void {
     const response = this.response;
     const socket = this.request.socket;
-    if (response.writableFinished) return;
     if (socket.destroyed || response.destroyed) {
       undelivered();
       return;
     }
+    // Delivered means the response's `finish` (its last write's callback: the kernel took the
+    // bytes). Not `writableFinished`: a response ended on a socket destroyed meanwhile counts as
+    // finished there (Node drops the bytes, so nothing is left to write) but never emits `finish`.
     // Both listeners are removed when either fires, so a long keep-alive connection gathers none.
     const onClose = (): void => {
       response.removeListener('finish', onFinish);
-      if (!response.writableFinished) undelivered();
+      undelivered();
     };
     const onFinish = (): void => {
       socket.removeListener('close', onClose);
