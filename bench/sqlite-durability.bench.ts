@@ -54,6 +54,7 @@ async function measure(synchronous: SqliteSynchronous, callers: number, seconds:
         transactions += 1;
         return writer.write(batch);
       },
+      reverse: (...args) => writer.reverse(...args),
     });
     let debits = 0;
     let n = 0;

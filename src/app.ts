@@ -275,6 +275,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Past the cap, Node closes new connections as they arrive, so a flood of clients cannot take
   // the descriptors the store and the answered connections need.
   app.server.maxConnections = config.http.maxConnections;
+  // A client may end its side of the connection once its request is sent (`shutdown(SHUT_WR)`:
+  // nc, some HTTP/1.0 clients and proxies); nothing in HTTP forbids it, and the answer is
+  // still owed. By default Node's server ends the socket when the client's FIN arrives
+  // (socketOnEnd in lib/_http_server.js), so an answer not written in that same turn of the event
+  // loop (a debit committed over the network to PostgreSQL, an upstream call) was lost while the
+  // lookup was charged (issue 31). With this set, Node answers every request already read and then
+  // ends the connection (the last response's `_last`); a request cut off in its body is still a
+  // parse error (src/http/client-errors.ts). Node has the switch but no option or type for it.
+  (app.server as typeof app.server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   app.server.on('drop', () => {
     metrics.connectionsDropped.inc();
   });

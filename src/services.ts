@@ -14,7 +14,7 @@ import { AuditLog, type Actor } from './audit/audit-log.js';
 import { Catalogue, withCosts } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
 import { CreditLedgerRepository } from './credits/credit-ledger.repository.js';
-import { DebitBatcher } from './credits/debit-batcher.js';
+import { DebitBatcher, giveBackUnsettled } from './credits/debit-batcher.js';
 import { DebitWriter } from './credits/debit-writer.js';
 import { IdempotencyRepository } from './credits/idempotency.repository.js';
 import { DEFAULT_IMPORT_MAX_BYTES, ImportJobs, type ImportJobsOptions } from './datasets/import/import-jobs.js';
@@ -217,16 +217,26 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
   const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
+  const debitWriter = new DebitWriter(storage, ledger, idempotency);
   const pipeline = new LookupPipeline({
     accounts: accountCache,
-    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency), (batch) => {
-      const credits = batch.debits.reduce((sum, d) => sum + d.cost, 0);
+    debits: new DebitBatcher(debitWriter, (batch) => {
       const ids = batch.debits.map((d) => `${d.requestId} (account ${d.accountId}, ${d.cost})`).join(', ');
-      options.ledgerLog?.warn(
-        batch.outcome === 'committed'
-          ? `debit batch ${batch.transactionId} committed after its lookups were answered "temporarily unavailable" (the database connection was lost during COMMIT): ${credits} credits charged without an answer, refund them: ${ids}`
-          : `debit batch ${batch.transactionId}, whose COMMIT was cut off, ${batch.outcome === 'aborted' ? 'was rolled back: nothing was charged' : 'has an outcome the database never reported'}: ${ids}`,
-      );
+      if (batch.outcome !== 'committed') {
+        options.ledgerLog?.warn(
+          `debit batch ${batch.transactionId}, whose COMMIT was cut off, ${batch.outcome === 'aborted' ? 'was rolled back: nothing was charged' : 'has an outcome the database never reported'}: ${ids}`,
+        );
+        return;
+      }
+      // The batch committed after its lookups were answered "temporarily unavailable": each debit
+      // is given back in the same ledger (giveBackUnsettled), as an undelivered answer's is.
+      void giveBackUnsettled(debitWriter, batch, () => options.clock.now().toISOString()).then((results) => {
+        for (const r of results) {
+          const what = `debit ${r.requestId} (account ${r.accountId}, ${r.cost} credits) committed in batch ${batch.transactionId} after its lookup was answered "temporarily unavailable" (the database connection was lost during COMMIT)`;
+          if (r.given) options.ledgerLog?.warn(`${what}: given back`);
+          else options.ledgerLog?.warn(`${what} and could not be given back: it stands; give it back by hand`, r.error);
+        }
+      });
     }),
     replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
@@ -245,6 +255,12 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     onFreeRowLost: (row, error) => {
       options.ledgerLog?.warn(`the ledger row of free lookup ${row.requestId} (account ${row.accountId}, ${row.operation}, ${row.reason}) was not written; the lookup was answered`, error);
     },
+    onReversalFailed: (row, error) => {
+      options.ledgerLog?.warn(
+        `debit ${row.requestId} (account ${row.accountId}, ${row.operation}, ${row.cost} credits) was not delivered and could not be given back: it stands; give it back by hand`,
+        error,
+      );
+    },
     onKeyUsed: (keyId, nowMs) => {
       keyUsage.note(keyId, nowMs);
     },
@@ -259,6 +275,8 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     throttles: createThrottles(storage, options),
     imports,
     close: async () => {
+      // Debits given back for undelivered answers (issue 31) reach the store before it closes.
+      await pipeline.settled();
       await imports.close();
       await alerting.close();
       await keyUsage.flush();

@@ -7,7 +7,7 @@ import type { Db, FreeReason, LedgerKind, LedgerTable, Tx } from '../storage/dat
  * Euro NCAP search...), or a repeat of a paid lookup under its Idempotency-Key. `free` alone is
  * a free row whose reason this version does not know.
  */
-export type LedgerReason = 'charged' | FreeLedgerReason | 'top-up' | 'initial credits' | 'trial credits' | 'removal';
+export type LedgerReason = 'charged' | FreeLedgerReason | 'top-up' | 'initial credits' | 'trial credits' | 'removal' | 'reversed: answer not delivered';
 
 /** The reasons of free rows (kind `free`). */
 export type FreeLedgerReason = 'free test plate' | 'free: no result' | 'free: repeated request' | 'free';
@@ -29,15 +29,17 @@ export function freeReasonWords(reason: FreeReason | null | undefined): FreeLedg
 
 /**
  * The rows a ledger read may ask for (`type=`): charged lookups, free lookups, both (every
- * lookup of the account), or credit movements (top-ups, grants and removals).
+ * lookup of the account), or credit movements (top-ups, grants and removals). A debit's reversal
+ * (its answer could not be delivered, issue 31) is read with the charged lookups, so the deltas
+ * of `type=charged` add up to what lookups really cost.
  */
 export type LedgerRowType = 'charged' | 'free' | 'lookups' | 'credits';
 
 /** The kinds of row each type reads. */
 const KINDS_OF_TYPE: Readonly<Record<LedgerRowType, readonly LedgerKind[]>> = {
-  charged: ['debit'],
+  charged: ['debit', 'reversal'],
   free: ['free'],
-  lookups: ['debit', 'free'],
+  lookups: ['debit', 'free', 'reversal'],
   credits: ['topup', 'removal'],
 };
 
@@ -106,7 +108,7 @@ export interface UsageRow {
   /** UTC day, YYYY-MM-DD. */
   readonly day: string;
   readonly operation: string;
-  /** Every lookup of the account that day and operation, charged or free. */
+  /** Every lookup of the account that day and operation, charged or free; a reversed debit (answer not delivered) does not count. */
   readonly lookups: number;
   /** Of those, the free ones (test plates, results with nothing to charge, Idempotency-Key replays). */
   readonly freeLookups: number;
@@ -114,7 +116,11 @@ export interface UsageRow {
   readonly credits: number;
 }
 
-/** The ledger rows usage counts: lookups, charged (their delta is minus the credits taken) and free (delta 0). */
+/**
+ * The ledger rows usage counts: lookups, charged (their delta is minus the credits taken), free
+ * (delta 0) and reversals (a debit given back: its delta cancels the debit's, and it takes one
+ * lookup off the count).
+ */
 const USAGE_KINDS = KINDS_OF_TYPE.lookups;
 
 function reason(row: Selectable<LedgerTable>): LedgerReason {
@@ -125,6 +131,8 @@ function reason(row: Selectable<LedgerTable>): LedgerReason {
       return freeReasonWords(row.free_reason);
     case 'removal':
       return 'removal';
+    case 'reversal':
+      return 'reversed: answer not delivered';
     case 'topup':
       if (row.reference === null && row.query === 'initial credits') return 'initial credits';
       if (row.reference === null && row.query === TRIAL_CREDITS_NOTE) return 'trial credits';
@@ -132,9 +140,9 @@ function reason(row: Selectable<LedgerTable>): LedgerReason {
   }
 }
 
-/** Rows of lookups carry the query; rows of credit movements carry a note in the same column. */
+/** Rows of lookups (and reversals of their debits) carry the query; rows of credit movements carry a note in the same column. */
 function isLookup(kind: LedgerKind): boolean {
-  return kind === 'debit' || kind === 'free';
+  return kind === 'debit' || kind === 'free' || kind === 'reversal';
 }
 
 function toRow(row: Selectable<LedgerTable>): LedgerRow {
@@ -201,7 +209,8 @@ export class LedgerQueries {
    */
   private async aggregate(accountId: number | undefined, from: string, to: string): Promise<UsageRow[]> {
     const rows = await this.usageQuery(accountId, from, to).execute();
-    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
+    // A reversal row undoes one debit: it is not a lookup, and it takes its debit off the count.
+    return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups) - 2 * Number(r.reversals), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
   }
 
   /** The usage query of one account, or of all (undefined), unexecuted: what the plan tests EXPLAIN. */
@@ -215,6 +224,7 @@ export class LedgerQueries {
         (eb) => eb.fn.countAll<number | string>().as('lookups'),
         // An aggregate FILTER (SQLite 3.30+, PostgreSQL 9.4+): half the time of sum(CASE ...) on PostgreSQL.
         (eb) => eb.fn.countAll<number | string>().filterWhere('kind', '=', 'free').as('free_lookups'),
+        (eb) => eb.fn.countAll<number | string>().filterWhere('kind', '=', 'reversal').as('reversals'),
         (eb) => eb.fn.sum<number | string>('delta').as('delta'),
       ])
       .where('kind', 'in', USAGE_KINDS)

@@ -42,6 +42,20 @@ export interface FreeLookupDetails {
   readonly reason: FreeReason;
 }
 
+/**
+ * A committed debit given back because its answer could not be written to the client (kind
+ * `reversal`, issue 31): the debit's own request id, operation, interface and query, and its cost.
+ */
+export interface ReversalDetails {
+  readonly operation: string;
+  readonly interface: string;
+  readonly query: string;
+  /** The request id of the debit it reverses (the same as on the debit's row). */
+  readonly requestId: string;
+  readonly createdAt: string;
+  readonly cost: number;
+}
+
 /** A grant (`delta` > 0) or removal (`delta` < 0) of credits outside lookups, as its ledger row records it. */
 export interface CreditMovement {
   readonly delta: number;
@@ -253,6 +267,37 @@ export class CreditLedgerRepository {
     const results: Array<number | undefined> = [];
     for (const d of debits) results.push(await this.debit(tx, accountId, d.cost, d.details));
     return results;
+  }
+
+  /**
+   * Gives a debit back: `+cost` to the balance and its `reversal` row, in `tx`. Returns the new
+   * balance, or undefined when the account no longer exists (nothing written). It re-arms no
+   * low-credit alert: the debit's crossing was real when it fired, and the balance only returns
+   * to where it was, so a second debit must not alert twice for one crossing.
+   */
+  async reverse(tx: Tx, accountId: number, reversal: ReversalDetails): Promise<number | undefined> {
+    const updated = await tx.db
+      .updateTable('accounts')
+      .set((eb) => ({ credits: eb('credits', '+', reversal.cost) }))
+      .where('id', '=', accountId)
+      .returning('credits')
+      .executeTakeFirst();
+    if (!updated) return undefined;
+    await tx.db
+      .insertInto('ledger')
+      .values({
+        account_id: accountId,
+        kind: 'reversal',
+        operation: reversal.operation,
+        interface: reversal.interface,
+        query: reversal.query,
+        delta: reversal.cost,
+        balance_after: updated.credits,
+        request_id: reversal.requestId,
+        created_at: reversal.createdAt,
+      })
+      .execute();
+    return updated.credits;
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
-import type { CreditLedgerRepository, DebitDetails, FreeLookupRow } from './credit-ledger.repository.js';
+import type { CreditLedgerRepository, DebitDetails, FreeLookupRow, ReversalDetails } from './credit-ledger.repository.js';
 import type { IdempotencyRepository } from './idempotency.repository.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 
@@ -104,6 +104,22 @@ export class DebitWriter {
       if (free.length > 0) await this.ledger.writeFreeRows(tx, free);
       return results;
     }, KNOWN_OUTCOME);
+  }
+
+  /**
+   * Gives back a committed debit whose answer could not be written (issue 31), in a transaction of
+   * its own: the balance and the `reversal` row, and the release of the debit's Idempotency-Key
+   * record when it had one, so a retry under that key is looked up and charged again rather than
+   * replayed for free an answer nobody paid for. The record is released only if it is still this
+   * debit's (same request id): one purged and claimed again by a later lookup stays. Returns the
+   * new balance, or undefined when the account is gone. Rare (a client that went away during its
+   * lookup), so it is not batched.
+   */
+  reverse(accountId: number, reversal: ReversalDetails, idempotencyKey?: string): Promise<number | undefined> {
+    return this.storage.transaction(async (tx) => {
+      if (idempotencyKey !== undefined) await this.requireIdempotency().repository.release(tx, accountId, idempotencyKey, reversal.requestId);
+      return this.ledger.reverse(tx, accountId, reversal);
+    });
   }
 
   /** The debits of `accounts` from index `from` on, without keys: each account's in one debitMany. */

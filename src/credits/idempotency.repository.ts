@@ -73,9 +73,15 @@ export class IdempotencyRepository {
     return rows.length > 0;
   }
 
-  /** Removes a claim whose debit the balance did not cover: an unpaid lookup leaves no record. */
-  async release(tx: Tx, accountId: number, key: string): Promise<void> {
-    await tx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('idempotency_key', '=', key).execute();
+  /**
+   * Removes a claim whose debit the balance did not cover, or whose debit was reversed (its answer
+   * undelivered): an unpaid lookup leaves no record. With `requestId`, only the record that
+   * request made.
+   */
+  async release(tx: Tx, accountId: number, key: string, requestId?: string): Promise<void> {
+    let query = tx.db.deleteFrom('idempotency_keys').where('account_id', '=', accountId).where('idempotency_key', '=', key);
+    if (requestId !== undefined) query = query.where('request_id', '=', requestId);
+    await query.execute();
   }
 
   /** Deletes the records created at or before `cutoff` (expired); returns how many. */

@@ -1,8 +1,8 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
-import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
-import type { DebitBatcher } from '../credits/debit-batcher.js';
-import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
+import type { FreeLookupDetails, ReversalDetails } from '../credits/credit-ledger.repository.js';
+import { CLIENT_GONE, type DebitBatcher, type QueuedDebitResult } from '../credits/debit-batcher.js';
+import { KEY_TAKEN } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Clock } from '../shared/clock.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
@@ -24,6 +24,8 @@ export interface LookupChargingDeps {
   readonly onDebited?: (accountId: number, cost: number, balanceAfter: number) => void;
   readonly replays?: IdempotentReplays;
   readonly onFreeRowLost?: (row: FreeLookupDetails & { readonly accountId: number }, error: unknown) => void;
+  /** A debit whose answer was not delivered could not be given back (it stands): to be logged with its request id. */
+  readonly onReversalFailed?: (row: ReversalDetails & { readonly accountId: number }, error: unknown) => void;
 }
 
 /**
@@ -35,6 +37,8 @@ export interface LookupChargingDeps {
  */
 export class LookupCharging {
   private lastIso = { ms: Number.NaN, iso: '' };
+  /** Reversals being written (reverse), awaited by `settled` before the store closes. */
+  private readonly reversals = new Set<Promise<void>>();
 
   constructor(private readonly deps: LookupChargingDeps) {}
 
@@ -69,6 +73,11 @@ export class LookupCharging {
    * its ledger row (group-committed: DebitBatcher), and settles after its COMMIT with the outcome;
    * an answer that costs nothing gets its `free` row instead. It runs after shape, so nothing of
    * ours can fail between a debit and the answer it paid for.
+   *
+   * No credit is taken for an answer the client cannot receive (issue 31, docs/interfaces.md
+   * "Credits"): a request whose connection is gone is not debited (checked here and again as the
+   * batch is written: CLIENT_GONE), and a debit whose answer is then not written whole to the
+   * connection is given back in the same ledger (`reverse`).
    */
   async debit(account: Account, query: LookupQuery, request: LookupRequest, idempotencyKey: string | undefined, result: LookupResult, cost: number): Promise<LookupOutcome> {
     const operation = query.operation;
@@ -78,12 +87,45 @@ export class LookupCharging {
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
       return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free });
     }
-    const balance = await this.write(account, query, charge, request, idempotencyKey, result);
+    const delivery = request.delivery;
+    if (delivery !== undefined && !delivery.open()) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
+    const details = this.details(query, request);
+    const balance = await this.write(account, charge, details, idempotencyKey, result, request);
     if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''));
+    if (balance === CLIENT_GONE) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
+    delivery?.whenUndelivered(() => {
+      this.reverse(account, { ...details, createdAt: this.nowIso(), cost: charge }, idempotencyKey);
+    });
     return { operation, result, charged: charge, balance };
+  }
+
+  /** Resolves once every reversal started so far is written (or failed): the app awaits it before the store closes. */
+  async settled(): Promise<void> {
+    while (this.reversals.size > 0) await Promise.all(this.reversals);
+  }
+
+  /**
+   * Gives back a committed debit whose answer did not reach the connection: `+cost` and a
+   * `reversal` row with the debit's request id, and its Idempotency-Key released, in one
+   * transaction (DebitWriter.reverse). If that fails, the debit stands and the failure is logged
+   * with the request id and counted, for the operator to give it back by hand.
+   */
+  private reverse(account: Account, reversal: ReversalDetails, idempotencyKey: string | undefined): void {
+    const written = this.deps.debits.reverse(account.id, reversal, idempotencyKey).then(
+      (balance) => {
+        if (balance !== undefined) this.deps.accounts.noteBalance(account.username, balance);
+        this.deps.observer?.onDebitReversal?.({ interface: reversal.interface, outcome: 'reversed' });
+      },
+      (error: unknown) => {
+        this.deps.observer?.onDebitReversal?.({ interface: reversal.interface, outcome: 'failed' });
+        this.deps.onReversalFailed?.({ ...reversal, accountId: account.id }, error);
+      },
+    );
+    this.reversals.add(written);
+    void written.finally(() => this.reversals.delete(written));
   }
 
   /**
@@ -128,25 +170,34 @@ export class LookupCharging {
     return cost;
   }
 
-  /** The debit itself: the new balance after its COMMIT, undefined when the account cannot pay, or KEY_TAKEN. */
-  private write(
-    account: Account,
-    query: LookupQuery,
-    charge: number,
-    request: LookupRequest,
-    idempotencyKey: string | undefined,
-    result: LookupResult,
-  ): Promise<DebitResult> {
-    const details = {
+  /** What a debit's ledger row (and its reversal's) records of the lookup. */
+  private details(query: LookupQuery, request: LookupRequest) {
+    return {
       operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
     };
-    if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
+  }
+
+  /**
+   * The debit itself: the new balance after its COMMIT, undefined when the account cannot pay,
+   * KEY_TAKEN, or CLIENT_GONE when the connection closed before its batch was written.
+   */
+  private write(
+    account: Account,
+    charge: number,
+    details: ReturnType<LookupCharging['details']>,
+    idempotencyKey: string | undefined,
+    result: LookupResult,
+    request: LookupRequest,
+  ): Promise<QueuedDebitResult> {
+    const delivery = request.delivery;
+    const live = delivery === undefined ? undefined : () => delivery.open();
+    if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details, live);
     // The result is stored with the debit (DebitWriter): a retry is answered from it.
-    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } });
+    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } }, live);
   }
 
   /**

@@ -15,6 +15,11 @@ export type LookupErrorCode =
   | 'RATE_LIMITED'
   /** The Idempotency-Key was used by the account for another query (issue 17 item 3); nothing was charged. */
   | 'IDEMPOTENCY_CONFLICT'
+  /**
+   * The client's connection closed before its answer was paid for (issue 31): nothing was debited,
+   * and nothing written would reach it. Counted, never seen by a client.
+   */
+  | 'CLIENT_GONE'
   | 'INTERNAL';
 
 export class LookupError extends Error {
@@ -35,6 +40,7 @@ export class LookupError extends Error {
 
 /** Messages clients are known to test for (compat-notes "Errors"): keep the phrases intact. */
 export const MESSAGES = {
+  clientGone: 'The client closed the connection before the answer; nothing was charged',
   usernameIncorrect: 'Your username is incorrect',
   outOfCredit: (cost: number, balance: number) =>
     `Out of credit: this lookup costs ${cost} credit${cost === 1 ? '' : 's'} and the account has ${balance}`,

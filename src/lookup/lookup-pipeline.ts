@@ -1,6 +1,6 @@
 import type { AccountCache } from '../accounts/account-cache.js';
 import type { OperationDeclaration } from '../catalogue/operation.js';
-import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
+import type { FreeLookupDetails, ReversalDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Provider } from './provider.js';
@@ -51,6 +51,11 @@ export interface LookupPipelineDeps {
    * LookupPipeline.free): the server logs it. The observer's onFreeRowLost counts it.
    */
   readonly onFreeRowLost?: (row: FreeLookupDetails & { readonly accountId: number }, error: unknown) => void;
+  /**
+   * Told when a debit whose answer was not delivered could not be given back (LookupCharging.reverse):
+   * the server logs it with the request id. The observer's onDebitReversal counts it.
+   */
+  readonly onReversalFailed?: (row: ReversalDetails & { readonly accountId: number }, error: unknown) => void;
   /** Told which API key authenticated a lookup (KeyUsageRecorder: last_used_at, off the hot path). */
   readonly onKeyUsed?: (keyId: number, nowMs: number) => void;
   /** Operations anonymous callers may use (free, limited per address); none when absent. */
@@ -82,6 +87,11 @@ export class LookupPipeline {
   constructor(private readonly deps: LookupPipelineDeps) {
     this.authentication = new LookupAuthentication(deps);
     this.charging = new LookupCharging(deps);
+  }
+
+  /** Resolves once the reversals of undelivered answers started so far are written (LookupCharging.settled). */
+  settled(): Promise<void> {
+    return this.charging.settled();
   }
 
   /**

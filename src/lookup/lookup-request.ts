@@ -62,6 +62,27 @@ export interface LookupRequest {
    * anonymous call is refused whatever the operator allows.
    */
   readonly caller?: CallerInfo;
+  /**
+   * The connection the answer goes back on (issue 31): a debit is made only while it is open, and
+   * given back when the answer could not be written to it. Absent (tests, the CLI): every answer
+   * counts as delivered.
+   */
+  readonly delivery?: AnswerDelivery;
+}
+
+/**
+ * What money needs to know of the connection a lookup's answer goes back on (the HTTP adapters
+ * build it from Node's request and response: src/http/lookup/answer-delivery.ts). Nothing here is
+ * HTTP: a delivery is open or closed, and an answer is written whole or not.
+ */
+export interface AnswerDelivery {
+  /** False once nothing written would reach the client: its connection is gone or no longer writable. */
+  open(): boolean;
+  /**
+   * Calls `undelivered` once if the connection closes before the answer was written whole to it
+   * (at once when it already has); never when the answer was written. Called after a debit's COMMIT.
+   */
+  whenUndelivered(undelivered: () => void): void;
 }
 
 /** The caller as the XML bindings see it, for anonymous calls (README "Operations without a username"). */
@@ -98,4 +119,9 @@ export interface LookupObserver {
   onRateLimited?(event: { window: RateWindow; interface: string }): void;
   /** A free lookup answered although its ledger row could not be written (see LookupCharging.free). */
   onFreeRowLost?(event: { interface: string; reason: FreeReason }): void;
+  /**
+   * A committed debit whose answer could not be written was given back (`reversed`), or its
+   * reversal failed (`failed`: the debit stands, logged with its request id; LookupCharging.reverse).
+   */
+  onDebitReversal?(event: { interface: string; outcome: 'reversed' | 'failed' }): void;
 }

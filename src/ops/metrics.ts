@@ -16,6 +16,7 @@ export class Metrics implements LookupObserver {
   private readonly rateLimited: Counter<'window' | 'interface'>;
   /** Free lookups answered whose ledger row could not be written (LookupCharging.free). */
   private readonly freeRowsLost: Counter<'interface' | 'reason'>;
+  private readonly debitReversals: Counter<'interface' | 'outcome'>;
   /** Connections closed on arrival because MAX_CONNECTIONS were open (issue 17 item 5). */
   readonly connectionsDropped: Counter;
   /** Rate-limited requests counted in-process because Redis did not answer (fail open, issue 5). */
@@ -59,6 +60,12 @@ export class Metrics implements LookupObserver {
       labelNames: ['interface', 'reason'],
       registers: [this.registry],
     });
+    this.debitReversals = new Counter({
+      name: 'vehicle_lookup_debit_reversals_total',
+      help: 'Committed debits whose answer could not be written to the client (the connection closed first): given back (outcome reversed), or not (outcome failed: the debit stands, logged with its request id)',
+      labelNames: ['interface', 'outcome'],
+      registers: [this.registry],
+    });
     this.rateLimitFallbacks = new Counter({
       name: 'vehicle_lookup_rate_limit_fallbacks_total',
       help: 'Requests of rate-limited accounts counted in-process because Redis did not answer',
@@ -91,6 +98,10 @@ export class Metrics implements LookupObserver {
 
   onFreeRowLost(event: { interface: string; reason: string }): void {
     this.freeRowsLost.inc({ interface: event.interface, reason: event.reason });
+  }
+
+  onDebitReversal(event: { interface: string; outcome: 'reversed' | 'failed' }): void {
+    this.debitReversals.inc({ interface: event.interface, outcome: event.outcome });
   }
 
   onLookup(event: { operation: string; interface: string; outcome: string; seconds: number; charged: number }): void {

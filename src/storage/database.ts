@@ -19,9 +19,12 @@ export interface AccountsTable {
 
 /**
  * What a ledger row did to the balance. `removal`: credits an operator took back (migration 0007);
- * `free`: a lookup that cost nothing, delta 0, with its `free_reason` (migration 0008).
+ * `free`: a lookup that cost nothing, delta 0, with its `free_reason` (migration 0008);
+ * `reversal`: a debit given back, `+cost`, because its answer could not be written to the client
+ * (the connection closed first, issue 31). It carries the debit's request id, operation, interface
+ * and query; kind is text on both engines, so it needs no migration.
  */
-export type LedgerKind = 'debit' | 'free' | 'topup' | 'removal';
+export type LedgerKind = 'debit' | 'free' | 'topup' | 'removal' | 'reversal';
 
 /**
  * Why a lookup cost nothing (ledger.free_reason, migration 0008): a test plate, a result its codec

@@ -14,6 +14,7 @@ import type { LedgerEntry } from '../../src/credits/credit-ledger.repository.js'
 import { createServices, type Services } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
+import { engineEnv } from '../helpers/engine-env.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -44,10 +45,14 @@ export interface SharedStore {
   remove(): Promise<void>;
 }
 
+/**
+ * A store for several servers. On PostgreSQL they share Redis too (a key prefix of their own),
+ * as a deployment of several instances runs (issue 31: the money probes run there as well).
+ */
 export async function sharedStore(engine: TestEngine): Promise<SharedStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vehicle-lookup-scale-'));
   const database = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-  const env: Record<string, string> = { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
+  const env: Record<string, string> = await engineEnv(engine, { DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) });
   return {
     engine,
     env,
@@ -89,7 +94,9 @@ export async function prepareAccount(store: SharedStore, username: string, credi
 export interface StoreState {
   readonly balance: number;
   readonly entries: readonly LedgerEntry[];
+  /** The debits that stand: one given back (a `reversal` row of its request id, its answer undelivered: issue 31) is not among them. */
   readonly debits: readonly LedgerEntry[];
+  readonly reversals: readonly LedgerEntry[];
   readonly accounts: number;
 }
 
@@ -101,7 +108,8 @@ export async function storeState(store: SharedStore, username: string): Promise<
     return {
       balance: (await services.accounts.show(username)).credits,
       entries,
-      debits: entries.filter((e) => e.kind === 'debit'),
+      debits: entries.filter((e) => e.kind === 'debit' && !entries.some((r) => r.kind === 'reversal' && r.requestId === e.requestId)),
+      reversals: entries.filter((e) => e.kind === 'reversal'),
       accounts: Number(row.n),
     };
   } finally {

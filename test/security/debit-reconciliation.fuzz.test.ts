@@ -5,14 +5,23 @@
  * inserted, truncated; headers duplicated; bodies chunked or cut short; garbage pipelined after
  * them), written on a raw loopback socket and half-closed as `nc -q1` does. Every response read
  * back whole with status 200 counts as delivered under its `X-Request-Id`; every debit row must
- * match one, and the balance must equal the credits minus the debits.
+ * match one, and the balance must equal the credits minus the debits. A debit given back (a
+ * `reversal` row of its request id: its answer could not be written, issue 31) counts as none.
+ *
+ * It runs on SQLite (one instance) and on PostgreSQL with Redis as a deployment runs it: two
+ * instances on one database, the connections shared between them (issue 31: there the debit
+ * waits on the network, and 2,257 of 2,428 debits of 4,000 half-closed connections had no
+ * delivered answer before the server answered half-closed requests).
  *
  * FUZZ_SEED=n reruns one seed; FUZZ_CASES=n changes the number of connections.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { engineEnv } from '../helpers/engine-env.js';
+import { enginesToTest } from '../helpers/engines.js';
 import { sampleLines } from '../helpers/sample-data.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { exchange } from './raw-http.js';
+import { BINDINGS, lookupRequest, type Binding } from './lookup-requests.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const CASES = Number(process.env.FUZZ_CASES ?? 2500);
@@ -32,9 +41,6 @@ function generator(seed: number): () => number {
   };
 }
 
-type Binding = 'soap11' | 'soap12' | 'get' | 'post' | 'json';
-const BINDINGS: readonly Binding[] = ['soap11', 'soap12', 'get', 'post', 'json'];
-
 /** Lookups that succeed (and are charged) on every binding, plus some that fail and cost nothing. */
 const QUERIES = [
   { op: 'CheckFrance', params: { RegistrationNumber: 'FK482TR' }, json: 'CheckFrance/FK482TR' },
@@ -45,29 +51,7 @@ const QUERIES = [
 ] as const;
 
 function request(binding: Binding, query: (typeof QUERIES)[number], id: string, auth: string): string {
-  const common = `Host: 127.0.0.1\r\nX-Request-Id: ${id}\r\n`;
-  const form = new URLSearchParams({ ...query.params, username: USER }).toString();
-  switch (binding) {
-    case 'json':
-      return `GET /api/json.aspx/${query.json} HTTP/1.1\r\n${common}Authorization: ${auth}\r\n\r\n`;
-    case 'get':
-      return `GET /api/reg.asmx/${query.op}?${form} HTTP/1.1\r\n${common}\r\n`;
-    case 'post':
-      return `POST /api/reg.asmx/${query.op} HTTP/1.1\r\n${common}Content-Type: application/x-www-form-urlencoded\r\nContent-Length: ${form.length}\r\n\r\n${form}`;
-    case 'soap11':
-    case 'soap12': {
-      const ns = binding === 'soap11' ? 'http://schemas.xmlsoap.org/soap/envelope/' : 'http://www.w3.org/2003/05/soap-envelope';
-      const params = Object.entries({ ...query.params, username: USER })
-        .map(([k, v]) => `<${k}>${v}</${k}>`)
-        .join('');
-      const body = `<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="${ns}"><soap:Body><${query.op} xmlns="http://regcheck.org.uk">${params}</${query.op}></soap:Body></soap:Envelope>`;
-      const type =
-        binding === 'soap11'
-          ? `Content-Type: text/xml; charset=utf-8\r\nSOAPAction: "http://regcheck.org.uk/${query.op}"\r\n`
-          : `Content-Type: application/soap+xml; charset=utf-8; action="http://regcheck.org.uk/${query.op}"\r\n`;
-      return `POST /api/reg.asmx HTTP/1.1\r\n${common}${type}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-    }
-  }
+  return lookupRequest(binding, query, { username: USER, auth, headers: `X-Request-Id: ${id}\r\n` });
 }
 
 const GARBAGE = ['GARBAGE\r\n\r\n', '\x00\x01\x02\r\n', 'GET / HTTP/9.9\r\n\r\n', 'zz\r\n', ' HTTP/1.1\r\n\r\n', 'POST /x HTTP/1.1\r\nContent-Length: -1\r\n\r\n'];
@@ -98,82 +82,96 @@ function mutate(text: string, random: () => number): string {
   }
 }
 
-let t: TestApp;
-let port: number;
-let auth: string;
+describe.each(await enginesToTest())('on %s', (engine) => {
+  /** The instances serving the connections (two on PostgreSQL, sharing its database and Redis); the first holds the store. */
+  let instances: TestApp[] = [];
+  let ports: number[] = [];
+  let t: TestApp;
+  let auth: string;
 
-beforeAll(async () => {
-  // Short timeouts, so a request cut short is answered (and its connection freed) quickly.
-  t = await createTestApp({ REQUEST_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '2000' });
-  await t.importRecords(sampleLines());
-  auth = t.basic(USER, await t.account(USER, CREDITS));
-  port = Number(new URL(await t.app.listen({ port: 0, host: '127.0.0.1' })).port);
-});
-afterAll(async () => {
-  await t.close();
-});
+  beforeAll(async () => {
+    // Short timeouts, so a request cut short is answered (and its connection freed) quickly.
+    const env = await engineEnv(engine, { REQUEST_TIMEOUT_MS: '2000', HEADERS_TIMEOUT_MS: '2000' });
+    t = await createTestApp(env, undefined, engine);
+    instances = [t];
+    if (engine === 'postgres') instances.push(await createTestApp({ ...env, DATABASE_URL: t.config.databaseUrl ?? '' }, undefined, engine));
+    await t.importRecords(sampleLines());
+    auth = t.basic(USER, await t.account(USER, CREDITS));
+    ports = await Promise.all(instances.map(async (i) => Number(new URL(await i.app.listen({ port: 0, host: '127.0.0.1' })).port)));
+  });
+  afterAll(async () => {
+    // The second instance first: the first one's close drops the shared database.
+    for (const instance of [...instances].reverse()) await instance.close();
+  });
 
-describe(`debit reconciliation fuzz (seed ${SEED}, ${CASES} connections)`, () => {
-  it('finds a delivered answer for every debit on all five bindings', async () => {
-    const random = generator(SEED);
-    const connections: string[] = [];
-    for (let c = 0; c < CASES; c++) {
-      const count = 1 + Math.floor(random() * 3);
-      let bytes = '';
-      for (let r = 0; r < count; r++) {
-        const binding = BINDINGS[Math.floor(random() * BINDINGS.length)] as Binding;
-        const query = QUERIES[Math.floor(random() * QUERIES.length)] as (typeof QUERIES)[number];
-        let text = request(binding, query, `fz-${c}-${r}`, auth);
-        if (random() < 0.6) {
-          const mutations = 1 + Math.floor(random() * 3);
-          for (let m = 0; m < mutations; m++) text = mutate(text, random);
+  describe(`debit reconciliation fuzz (seed ${SEED}, ${CASES} connections)`, () => {
+    it('finds a delivered answer for every debit on all five bindings', async () => {
+      const random = generator(SEED);
+      const connections: string[] = [];
+      for (let c = 0; c < CASES; c++) {
+        const count = 1 + Math.floor(random() * 3);
+        let bytes = '';
+        for (let r = 0; r < count; r++) {
+          const binding = BINDINGS[Math.floor(random() * BINDINGS.length)] as Binding;
+          const query = QUERIES[Math.floor(random() * QUERIES.length)] as (typeof QUERIES)[number];
+          let text = request(binding, query, `fz-${c}-${r}`, auth);
+          if (random() < 0.6) {
+            const mutations = 1 + Math.floor(random() * 3);
+            for (let m = 0; m < mutations; m++) text = mutate(text, random);
+          }
+          bytes += text;
         }
-        bytes += text;
+        connections.push(bytes);
       }
-      connections.push(bytes);
-    }
 
-    /** Complete 200 answers, by request id: what the clients actually received. */
-    const delivered = new Map<string, number>();
-    /** What each connection got back, to show a failing case. */
-    const received = new Map<number, string>();
-    let answered = 0;
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < connections.length) {
-        const index = next;
-        const bytes = connections[index] ?? '';
-        next += 1;
-        const { responses } = await exchange(port, Buffer.from(bytes, 'latin1'), { halfClose: true, timeoutMs: 10_000 });
-        received.set(index, JSON.stringify(responses.map((r) => [r.statusCode, r.complete, r.headers['x-request-id'], r.body.slice(0, 60)])));
-        for (const response of responses) {
-          if (!response.complete || response.statusCode !== 200) continue;
-          const id = response.headers['x-request-id'] ?? '';
-          delivered.set(id, (delivered.get(id) ?? 0) + 1);
-          answered += 1;
+      /** Complete 200 answers, by request id: what the clients actually received. */
+      const delivered = new Map<string, number>();
+      /** What each connection got back, to show a failing case. */
+      const received = new Map<number, string>();
+      let answered = 0;
+      let next = 0;
+      const worker = async (): Promise<void> => {
+        while (next < connections.length) {
+          const index = next;
+          const bytes = connections[index] ?? '';
+          next += 1;
+          const { responses } = await exchange(ports[index % ports.length] ?? 0, Buffer.from(bytes, 'latin1'), { halfClose: true, timeoutMs: 10_000 });
+          received.set(index, JSON.stringify(responses.map((r) => [r.statusCode, r.complete, r.headers['x-request-id'], r.body.slice(0, 60)])));
+          for (const response of responses) {
+            if (!response.complete || response.statusCode !== 200) continue;
+            const id = response.headers['x-request-id'] ?? '';
+            delivered.set(id, (delivered.get(id) ?? 0) + 1);
+            answered += 1;
+          }
         }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 
-    const debits = (await t.services.accounts.usage(USER)).filter((row) => row.kind === 'debit');
-    const undelivered: string[] = [];
-    const owed = new Map(delivered);
-    for (const row of debits) {
-      const id = row.requestId ?? '';
-      const left = owed.get(id) ?? 0;
-      if (left === 0) undelivered.push(`${id} (${row.interface} ${row.operation})`);
-      else owed.set(id, left - 1);
-    }
-    const shown = undelivered.slice(0, 3).map((id) => {
-      const index = Number(/^fz-(\d+)-/.exec(id)?.[1] ?? NaN);
-      return Number.isInteger(index) ? `${id}\nsent ${JSON.stringify(connections[index])}\nreceived ${received.get(index) ?? ''}` : id;
-    });
-    expect(undelivered, `seed ${SEED}: debits without a delivered answer:\n${shown.join('\n')}`).toEqual([]);
-    // The run exercised what it claims: many charged answers on every binding.
-    expect(debits.length).toBeGreaterThan(CASES / 2);
-    expect(new Set(debits.map((row) => row.interface))).toEqual(new Set(['soap11', 'soap12', 'http-get', 'http-post', 'json']));
-    expect(answered).toBeGreaterThanOrEqual(debits.length);
-    expect((await t.services.accounts.show(USER)).credits).toBe(CREDITS - debits.length);
-  }, 120_000);
+      // Reversals are written once their connection closed: every connection has, but a reversal's
+      // transaction may still be in flight.
+      for (const instance of instances) await instance.services.pipeline.settled();
+      const rows = await t.services.accounts.usage(USER);
+      const reversed = rows.filter((row) => row.kind === 'reversal').map((row) => row.requestId ?? '');
+      const debits = rows.filter((row) => row.kind === 'debit' && !reversed.includes(row.requestId ?? ''));
+      const undelivered: string[] = [];
+      const owed = new Map(delivered);
+      for (const row of debits) {
+        const id = row.requestId ?? '';
+        const left = owed.get(id) ?? 0;
+        if (left === 0) undelivered.push(`${id} (${row.interface} ${row.operation})`);
+        else owed.set(id, left - 1);
+      }
+      const shown = undelivered.slice(0, 3).map((id) => {
+        const index = Number(/^fz-(\d+)-/.exec(id)?.[1] ?? NaN);
+        return Number.isInteger(index) ? `${id}\nsent ${JSON.stringify(connections[index])}\nreceived ${received.get(index) ?? ''}` : id;
+      });
+      console.log(`${engine} fuzz (seed ${SEED}, ${CASES} connections, ${instances.length} instance(s)): ${rows.filter((r) => r.kind === 'debit').length} debits, ${reversed.length} reversed, ${answered} answers delivered, ${undelivered.length} debits without one`);
+      expect(undelivered, `seed ${SEED}: debits without a delivered answer:\n${shown.join('\n')}`).toEqual([]);
+      // The run exercised what it claims: many charged answers on every binding.
+      expect(debits.length).toBeGreaterThan(CASES / 2);
+      expect(new Set(debits.map((row) => row.interface))).toEqual(new Set(['soap11', 'soap12', 'http-get', 'http-post', 'json']));
+      expect(answered).toBeGreaterThanOrEqual(debits.length);
+      expect((await t.services.accounts.show(USER)).credits).toBe(CREDITS - debits.length);
+    }, 120_000);
+  });
 });

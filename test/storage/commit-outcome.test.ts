@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CreditLedgerRepository } from '../../src/credits/credit-ledger.repository.js';
-import { DebitBatcher, type UnsettledBatch } from '../../src/credits/debit-batcher.js';
+import { DebitBatcher, giveBackUnsettled, type UnsettledBatch } from '../../src/credits/debit-batcher.js';
 import { DebitWriter } from '../../src/credits/debit-writer.js';
 import { createCoreServices } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
@@ -180,9 +180,14 @@ describe.skipIf(!pgUp)('a debit batch whose COMMIT answer is lost (PostgreSQL)',
     proxy.refusing = false;
     const late = await report;
     expect(late.outcome).toBe('committed');
-    expect(late.debits).toEqual([{ accountId, cost: 1, requestId: 'r1' }]);
+    expect(late.debits.map(({ accountId: id, cost, requestId }) => ({ accountId: id, cost, requestId }))).toEqual([{ accountId, cost: 1, requestId: 'r1' }]);
     // One row: the batch was never written again.
     expect(await ledger(direct)).toEqual([{ request_id: 'r1', delta: -1 }]);
     expect(await batcher.debit(accountId, 1, debit(accountId, 'r2').details)).toBe(8);
+    // The lookup was answered "temporarily unavailable", so its late-committed debit is given back
+    // in the same ledger (what services.ts does with every such batch): a failed lookup costs nothing.
+    expect(await giveBackUnsettled(writer, late, () => new Date().toISOString())).toEqual([{ requestId: 'r1', accountId, cost: 1, given: true }]);
+    const reversals = await direct.db.selectFrom('ledger').select(['request_id', 'delta', 'balance_after']).where('kind', '=', 'reversal').execute();
+    expect(reversals).toEqual([{ request_id: 'r1', delta: 1, balance_after: 9 }]);
   });
 });

@@ -43,9 +43,13 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
           `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}${r.freeReason === null ? '' : ` (free: ${r.freeReason})`}`,
         );
       }
-      const debits = rows.filter((r) => r.kind === 'debit');
+      // A reversal (an answer that could not be delivered) gives one debit back: it counts neither as charged nor in the credits.
+      const charged = rows.filter((r) => r.kind === 'debit' || r.kind === 'reversal');
+      const reversed = rows.filter((r) => r.kind === 'reversal').length;
       const free = rows.filter((r) => r.kind === 'free').length;
       // Free lookups (test plates, empty results, Idempotency-Key replays) have rows of their own, delta 0.
-      io.out(`${debits.length} lookups charged, ${-debits.reduce((sum, r) => sum + r.delta, 0)} credits${free === 0 ? '' : `; ${free} free`}.`);
+      io.out(
+        `${charged.length - 2 * reversed} lookups charged, ${-charged.reduce((sum, r) => sum + r.delta, 0)} credits${free === 0 ? '' : `; ${free} free`}${reversed === 0 ? '' : `; ${reversed} given back (answer not delivered)`}.`,
+      );
     });
 }

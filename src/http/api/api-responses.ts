@@ -52,8 +52,8 @@ const list = (items: Schema): Schema => ({ type: 'array', items });
 
 const ROLES = allOf<Role>()(['admin', 'viewer', 'owner', 'member']);
 const ACCOUNT_STATUSES = allOf<AccountStatus>()(['active', 'disabled', 'closed']);
-const LEDGER_KINDS = allOf<LedgerKind>()(['debit', 'free', 'topup', 'removal']);
-const LEDGER_REASONS = allOf<LedgerReason>()(['charged', 'free test plate', 'free: no result', 'free: repeated request', 'free', 'top-up', 'initial credits', 'trial credits', 'removal']);
+const LEDGER_KINDS = allOf<LedgerKind>()(['debit', 'free', 'topup', 'removal', 'reversal']);
+const LEDGER_REASONS = allOf<LedgerReason>()(['charged', 'free test plate', 'free: no result', 'free: repeated request', 'free', 'top-up', 'initial credits', 'trial credits', 'removal', 'reversed: answer not delivered']);
 const ACTOR_KINDS = allOf<Actor['kind']>()(['operator', 'customer', 'token', 'cli', 'system']);
 const TARGET_KINDS = allOf<AuditEntry['targetKind']>()(['account', 'api-key', 'user', 'operator-token', 'session', 'test-plate', 'webhook-endpoint', 'import']);
 const IMPORT_STATES = allOf<ImportState>()(['queued', 'validating', 'importing', 'done', 'failed']);

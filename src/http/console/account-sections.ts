@@ -91,6 +91,8 @@ export function whyItCost(row: LedgerRow): Html {
       return html`Trial credits given at sign-up.`;
     case 'top-up':
       return html`${credits(row.delta)} granted by an operator${row.reference ? html`, reference <code>${row.reference}</code>` : ''}${row.note ? html`: ${row.note}` : ''}.`;
+    case 'reversed: answer not delivered':
+      return html`${credits(row.delta)} given back: the answer to ${lookup(row)} could not be delivered (the connection closed first).`;
     case 'removal':
       return html`${credits(-row.delta)} removed by an operator${row.reference ? html`, reference <code>${row.reference}</code>` : ''}${row.note ? html`: ${row.note}` : ''}.`;
   }

@@ -17,6 +17,7 @@ import type { Account } from '../../accounts/account.js';
 import { CSRF_FIELD } from './layout.js';
 import type { TryItSamples } from './try-it-choices.js';
 import { TRY_IT_PATH, TRY_IT_VALUE_MAX, tryItPage, type TryItOutcome } from './try-it-page.js';
+import { ConnectionDelivery } from '../lookup/answer-delivery.js';
 
 type Form = Record<string, string>;
 
@@ -90,6 +91,8 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
         auth: { mode: 'session', username: account.username },
         interface: 'console',
         requestId: request.id,
+        // Paid only if the answer can be written to this connection (issue 31).
+        delivery: new ConnectionDelivery(request.raw, reply.raw),
         baseUrl: ctx.baseUrl(request),
       });
       outcome = {

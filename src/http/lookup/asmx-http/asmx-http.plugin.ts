@@ -14,6 +14,7 @@ import { decodeBody, parseMediaType, RequestBodyError } from '../request-body.js
 import { resultRootName, writeResultElement } from '../result-encoder.js';
 import { XmlWriter } from '../../../xml/xml-writer.js';
 import { XSD_NS, XSI_NS } from '../soap/soap-envelope.js';
+import { ConnectionDelivery } from '../answer-delivery.js';
 
 export interface AsmxHttpPluginOptions {
   readonly endpoints: readonly ServiceEndpoint[];
@@ -55,6 +56,8 @@ const HTTP_ERRORS: Readonly<Record<LookupErrorCode, AsmxHttpWireError>> = {
   // Rate limits keep the binding's error form (500 plain text); Retry-After is extra.
   RATE_LIMITED: { retryAfter: true },
   IDEMPOTENCY_CONFLICT: { retryAfter: false },
+  // No client is left to read it (issue 31).
+  CLIENT_GONE: { retryAfter: false },
   INTERNAL: { retryAfter: false },
 };
 
@@ -153,6 +156,8 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
           interface: verb === 'GET' ? 'http-get' : 'http-post',
           requestId: request.id,
+          // Paid only if the answer can be written to this connection (issue 31).
+          delivery: new ConnectionDelivery(request.raw, reply.raw),
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });

@@ -11,6 +11,7 @@ import { baseUrlOf } from '../../base-url.js';
 import { parseBasicAuth } from '../../auth/basic-auth.js';
 import { originForm } from '../../request-target.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
+import { ConnectionDelivery } from '../answer-delivery.js';
 
 export interface JsonPluginOptions {
   /** Where the method named in the path is looked up. */
@@ -50,6 +51,8 @@ const JSON_ERRORS: Readonly<Record<LookupErrorCode, JsonWireError>> = {
   // Also an extension: 422 for a key reused with another query, as the IETF Idempotency-Key
   // header draft (draft-ietf-httpapi-idempotency-key-header, section 2.7) and payment APIs answer.
   IDEMPOTENCY_CONFLICT: { status: 422 },
+  // No client is left to read it (issue 31); the status only labels the attempt in logs and metrics.
+  CLIENT_GONE: { status: 500 },
   INTERNAL: { status: 500 },
 };
 
@@ -113,6 +116,8 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
         interface: 'json',
         requestId: request.id,
+        // Paid only if the answer can be written to this connection (issue 31).
+        delivery: new ConnectionDelivery(request.raw, reply.raw),
         baseUrl,
         idempotencyKey: request.headers['idempotency-key'],
       });

@@ -8,6 +8,7 @@ import { parseBasicAuth } from '../../auth/basic-auth.js';
 import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../request-body.js';
 import { readXml, XmlReadError } from '../../../xml/xml-reader.js';
+import { ConnectionDelivery } from '../answer-delivery.js';
 import {
   readEnvelope,
   readParameters,
@@ -57,6 +58,8 @@ const SOAP_ERRORS: Readonly<Record<LookupErrorCode, SoapWireError>> = {
   RATE_LIMITED: { fault: 'Client', retryAfter: true },
   // The caller reused its Idempotency-Key for another lookup: its to fix.
   IDEMPOTENCY_CONFLICT: { fault: 'Client' },
+  // No client is left to read it (issue 31).
+  CLIENT_GONE: { fault: 'Client' },
   INTERNAL: { fault: 'Server' },
 };
 
@@ -165,6 +168,8 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
           interface: version === '1.1' ? 'soap11' : 'soap12',
           requestId: request.id,
+          // Paid only if the answer can be written to this connection (issue 31).
+          delivery: new ConnectionDelivery(request.raw, reply.raw),
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });
