@@ -16,9 +16,16 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY scripts/build.js ./scripts/build.js
 COPY src ./src
-# Compile to dist/, then drop the development dependencies (TypeScript, tsx, the test tools).
+# Compile to dist/, then drop the development dependencies (TypeScript, tsx, the test tools) and
+# better-sqlite3's build leftovers (the SQLite sources and object files, 25 MB): only its compiled
+# module is loaded.
 RUN npm run build \
- && npm prune --omit=dev --no-audit --no-fund
+ && npm prune --omit=dev --no-audit --no-fund \
+ && cd node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf build deps src \
+ && mkdir -p build/Release \
+ && mv /tmp/better_sqlite3.node build/Release/
 
 FROM node:20-bookworm-slim AS run
 ENV NODE_ENV=production \

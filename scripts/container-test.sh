@@ -96,9 +96,12 @@ needs_standin() {
   [ -n "$(podman image inspect --format "{{ index .Labels \"$STANDIN_LABEL\" }}" "$name" 2>/dev/null)" ] && return 0
   return 1
 }
-# A change to this script or the entrypoints, or another Node, makes new stand-ins.
+# Made anew when the entrypoints change, this machine's Node changes, or STANDIN_REVISION is
+# bumped (after changing how they are made). Every new stand-in Node image makes the image's
+# build start from scratch (npm ci, the native module), so nothing else changes it.
+STANDIN_REVISION=1
 standin_version() {
-  cat "$ROOT/scripts/container-test.sh" "$ROOT/scripts/container-test/"*-entrypoint.sh <(node --version) | sha256sum | cut -c1-16
+  { echo "$STANDIN_REVISION"; cat "$ROOT/scripts/container-test/"*-entrypoint.sh; node --version; } | sha256sum | cut -c1-16
 }
 
 base_rootfs() {
@@ -120,8 +123,13 @@ derived_rootfs() {
     rm -rf "$CACHE/$name.tmp"
     cp -a "$CACHE/base" "$CACHE/$name.tmp"
     cp /etc/resolv.conf "$CACHE/$name.tmp/etc/resolv.conf"
+    # No package may start its daemon in the chroot: it would be this machine's PostgreSQL or
+    # Redis port that it took.
+    printf '#!/bin/sh\nexit 101\n' > "$CACHE/$name.tmp/usr/sbin/policy-rc.d"
+    chmod 755 "$CACHE/$name.tmp/usr/sbin/policy-rc.d"
     chroot "$CACHE/$name.tmp" /bin/sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $* >/dev/null && apt-get clean && rm -rf /var/lib/apt/lists/*" \
       || fail "installing $* into the $name root file system failed"
+    rm -f "$CACHE/$name.tmp/usr/sbin/policy-rc.d"
     mv "$CACHE/$name.tmp" "$CACHE/$name"
   fi
 }
@@ -152,6 +160,8 @@ make_standins() {
     ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$dir/usr/local/bin/npx"
     [ -d /usr/include/node ] && cp -a /usr/include/node "$dir/usr/local/include/node"
     chroot "$dir" /bin/sh -c 'groupadd --gid 1000 node && useradd --uid 1000 --gid node --shell /bin/bash --create-home node'
+    # As slim as the official image: no package archives or lists left by debootstrap.
+    rm -rf "$dir"/var/cache/apt/archives/*.deb "$dir"/var/lib/apt/lists/*
     # This machine's CA bundle (it holds the certificate the package registry is reached
     # through): in the stand-in only.
     cp "${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}" "$dir/etc/ssl/certs/ca-certificates.crt"
@@ -238,7 +248,8 @@ make_standins
 
 log "podman build --pull=never (the Dockerfile unchanged)"
 build_started=$(date +%s)
-podman build --pull=never --runtime runc "${ULIMITS[@]}" --network host -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 \
+# Docker's image format: OCI's has no HEALTHCHECK, and podman would drop the Dockerfile's.
+podman build --pull=never --format docker --runtime runc "${ULIMITS[@]}" --network host -t "$IMAGE" "$ROOT" >"$WORK/build.log" 2>&1 \
   || { tail -40 "$WORK/build.log"; fail "podman build failed"; }
 pass "image built in $(( $(date +%s) - build_started )) s"
 size=$(podman image inspect --format '{{.Size}}' "$IMAGE")

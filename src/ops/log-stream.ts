@@ -10,10 +10,11 @@ import type { LogFormat } from '../config/config.js';
  * transport's worker, so the last lines before an exit (a SIGTERM's "shutting down") are never
  * lost and the order matches the JSON form.
  */
-export function logStream(format: LogFormat, stdoutIsTty: boolean = process.stdout.isTTY): DestinationStream | undefined {
+export function logStream(format: LogFormat, stdoutIsTty: boolean = process.stdout.isTTY, destination: number | NodeJS.WritableStream = 1): DestinationStream | undefined {
   const pretty = format === 'pretty' || (format === 'auto' && stdoutIsTty);
   if (!pretty) return undefined;
   return PinoPretty({
+    destination,
     sync: true,
     singleLine: true,
     colorize: stdoutIsTty,
