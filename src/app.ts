@@ -9,6 +9,7 @@ import type { Config } from './config/config.js';
 import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
+import { logStream } from './ops/log-stream.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { ProvidersView } from './providers/upstream/providers-view.js';
 import { RegcheckGateway } from './providers/regcheck/regcheck-gateway.js';
@@ -94,9 +95,12 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const lookupCounts = new LookupCounts(clock.millis ? clock.millis.bind(clock) : () => clock.now().getTime());
   const metrics = new Metrics(lookupCounts);
   const clientErrors = new ClientErrors();
+  const logDestination = logStream(config.logFormat);
   const app = Fastify({
     logger: {
       level: config.logLevel,
+      // JSON lines, or readable lines on a terminal (LOG_FORMAT; src/ops/log-stream.ts).
+      ...(logDestination ? { stream: logDestination } : {}),
       // API keys travel in the Authorization header; nothing else we log carries a secret.
       redact: { paths: ['req.headers.authorization', 'req.headers.cookie'], censor: '[redacted]' },
       serializers: { req: requestLogFields },

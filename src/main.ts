@@ -4,6 +4,7 @@ import { buildApp, type BuiltApp } from './app.js';
 import { seedBanner } from './bootstrap/seed.js';
 import { runPrimary, seedOnce } from './cluster.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { logStream } from './ops/log-stream.js';
 import { prepareVinDatabase } from './providers/vin-offline/vin-startup.js';
 
 /**
@@ -12,6 +13,8 @@ import { prepareVinDatabase } from './providers/vin-offline/vin-startup.js';
  * each worker runs this file again as a plain server.
  */
 async function main(): Promise<void> {
+  process.on('SIGTERM', exitDuringStartup);
+  process.on('SIGINT', exitDuringStartup);
   let config: Config;
   let workers: number;
   try {
@@ -59,7 +62,8 @@ async function main(): Promise<void> {
     } finally {
       clearInterval(alive);
     }
-    runPrimary({ workers, log: pino({ level: config.logLevel }), onReady: announce });
+    releaseStartupSignals();
+    runPrimary({ workers, log: pino({ level: config.logLevel }, logStream(config.logFormat)), onReady: announce });
   } catch (error) {
     announce();
     throw error;
@@ -78,6 +82,24 @@ async function firstStart(config: Config, built: BuiltApp): Promise<string | und
   const seeded = await seedOnce(built.services, built.app.log);
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   return seeded ? seedBanner(seeded, config.baseUrl ?? `http://${shownHost}:${config.port}`) : undefined;
+}
+
+/**
+ * A signal before the service listens (first start unpacks the VIN database and seeds the store)
+ * ends the process at once, as Node's default would. Said explicitly because in a container Node
+ * is PID 1, for which the kernel has no default action: without a handler, `docker stop` during
+ * start-up would wait for its SIGKILL. The VIN copy is renamed into place only when complete, so
+ * an exit mid-way leaves nothing half-written; the next start makes it again.
+ */
+function exitDuringStartup(signal: NodeJS.Signals): void {
+  console.error(`vehicle-lookup: ${signal} during start-up; exiting`);
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+
+/** Hands the signals over to whoever stops the running service (serve, or the cluster primary). */
+function releaseStartupSignals(): void {
+  process.off('SIGTERM', exitDuringStartup);
+  process.off('SIGINT', exitDuringStartup);
 }
 
 /** Listens, and stops gracefully on SIGTERM/SIGINT; `beforeExit` runs before a signal ends the process. */
@@ -103,6 +125,7 @@ async function serve(config: Config, built: BuiltApp, beforeExit: () => void = (
       },
     );
   };
+  releaseStartupSignals();
   process.on('SIGTERM', () => { stop('SIGTERM'); });
   process.on('SIGINT', () => { stop('SIGINT'); });
 

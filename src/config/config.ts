@@ -49,6 +49,11 @@ export interface Config extends CoreConfig {
   /** Public base URL for absolute links (ImageUrl, WSDL addresses); default: from each request. */
   readonly baseUrl: string | undefined;
   readonly logLevel: LogLevel;
+  /**
+   * `LOG_FORMAT`: `json` (one JSON object a line, for machines), `pretty` (one readable line an
+   * event), or `auto` (the default: pretty when stdout is a terminal, JSON otherwise).
+   */
+  readonly logFormat: LogFormat;
   readonly authRealm: string;
   /** `GET /ajax/getcredits.aspx` on or off. */
   readonly getCreditsEnabled: boolean;
@@ -154,6 +159,8 @@ export const MAX_WORKERS = 64;
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
+export type LogFormat = (typeof LOG_FORMATS)[number];
 
 /** The store, Redis and rate-limit defaults (see CoreConfig). */
 export function readCoreConfig(env: EnvReader): CoreConfig {
@@ -255,6 +262,7 @@ function readServerConfig(env: EnvReader, dataDir: string) {
     workers: env.int('WORKERS', 1, { min: 1, max: MAX_WORKERS }),
     baseUrl,
     logLevel: env.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: env.oneOf('LOG_FORMAT', LOG_FORMATS, 'auto'),
     authRealm,
     trustProxy: env.bool('TRUST_PROXY', false),
     getCreditsEnabled: env.bool('GETCREDITS_ENABLED', true),

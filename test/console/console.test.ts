@@ -336,11 +336,28 @@ describe.each(await enginesToTest())('web console on %s', (engine) => {
     const form = await get(t, '/console/password', { cookie, csrf: '' });
     const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
     const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD, confirm: PASSWORD }, { cookie, csrf });
-    expect(changed.headers.location).toBe('/console/password?changed=1');
+    // Straight on into the console (issue 34): no confirmation page with a link to click.
+    expect(changed.headers.location).toBe('/console/admin');
+    expect((await get(t, '/console/admin', { cookie, csrf })).statusCode).toBe(200);
+    // A change chosen later, from the console, is still confirmed on its page (issue 26 item 12).
+    const again = await post(t, '/console/password', { currentPassword: PASSWORD, newPassword: `${PASSWORD}2`, confirm: `${PASSWORD}2` }, { cookie, csrf });
+    expect(again.headers.location).toBe('/console/password?changed=1');
     const confirmed = await get(t, '/console/password?changed=1', { cookie, csrf });
     expect(confirmed.body).toContain('Your password is changed.');
     expect(confirmed.body).toContain('<a href="/console/admin">Go on to the console</a>');
-    expect((await get(t, '/console/admin', { cookie, csrf })).statusCode).toBe(200);
+  });
+
+  it('after the forced change the operator goes on to the page the first login asked for', async () => {
+    const { password } = await users(t).createOperator('deeplinked', 'admin', false);
+    const res = await post(t, '/console/login', { username: 'deeplinked', password: password ?? '', next: '/console/admin/accounts' });
+    expect(res.headers.location).toBe('/console/password?next=%2Fconsole%2Fadmin%2Faccounts');
+    const cookie = sessionCookieOf(res).split(';', 1)[0] ?? '';
+    const form = await get(t, '/console/password?next=%2Fconsole%2Fadmin%2Faccounts', { cookie, csrf: '' });
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(form.body)?.[1] ?? '';
+    const next = /name="next" value="([^"]+)"/.exec(form.body)?.[1];
+    expect(next).toBe('/console/admin/accounts');
+    const changed = await post(t, '/console/password', { currentPassword: password ?? '', newPassword: PASSWORD, confirm: PASSWORD, next: next ?? '' }, { cookie, csrf });
+    expect(changed.headers.location).toBe('/console/admin/accounts');
   });
 
   it('logs out: the session ends on the server', async () => {

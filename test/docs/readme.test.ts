@@ -147,7 +147,8 @@ describe('README and the reference it points to', () => {
     const list = (dir: URL): string[] => readdirSync(dir, { withFileTypes: true }).map((e) => (e.isDirectory() ? `${e.name}/` : e.name));
     const src = list(new URL('src/', root)).filter((name) => name.endsWith('/') || name.endsWith('.ts'));
     expect(srcEntries.sort()).toEqual(src.sort());
-    const projectFolders = list(root).filter((name) => name.endsWith('/') && !name.startsWith('.') && !['node_modules/', 'data/'].includes(name));
+    // Not project folders: installed packages, the default DATA_DIR, and the build's output (dist/).
+    const projectFolders = list(root).filter((name) => name.endsWith('/') && !name.startsWith('.') && !name.startsWith('dist.building-') && !['node_modules/', 'data/', 'dist/'].includes(name));
     expect(rootEntries.sort()).toEqual(projectFolders.sort());
   });
 });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEMO_EXAMPLE_PATH } from '../../src/bootstrap/seed.js';
 import { enginesToTest, freshPostgresDatabase } from '../helpers/engines.js';
 import { freePort } from '../helpers/ports.js';
+import { serverArgs } from '../helpers/server-entry.js';
 import { tempDir } from '../helpers/test-app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,10 +14,10 @@ const children: ChildProcess[] = [];
 // Vitest exports Vite's BASE_URL ("/") into process.env; the service would read it as its own.
 const { BASE_URL: _viteBase, DATABASE_URL: _db, ...inherited } = process.env;
 
-/** Starts the service as `npm start` does (tsx src/main.ts) and collects its output. */
+/** Starts the service as `npm start` does (the sources, or dist/: helpers/server-entry.ts) and collects its output. */
 async function start(env: Record<string, string>): Promise<{ child: ChildProcess; output: () => string; base: string }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, serverArgs(), {
     cwd: ROOT,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -135,7 +136,7 @@ describe('starting the service', () => {
     const dir = tempDir();
     try {
       const port = await freePort();
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, serverArgs(), {
         cwd: ROOT,
         env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: dir.path },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -170,7 +171,7 @@ describe('starting the service', () => {
     try {
       const address = taken.address();
       const port = address !== null && typeof address === 'object' ? address.port : 0;
-      const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      const child = spawn(process.execPath, serverArgs(), {
         cwd: ROOT,
         env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', DATA_DIR: dir.path },
         stdio: ['ignore', 'pipe', 'pipe'],
@@ -190,7 +191,7 @@ describe('starting the service', () => {
   });
 
   it('refuses to start with a clear message on bad configuration', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child = spawn(process.execPath, serverArgs(), {
       cwd: ROOT,
       env: { ...inherited, PORT: 'eighty' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -17,6 +17,7 @@ import { openStorage, type Storage } from '../../src/storage/create-database.js'
 import { engineEnv } from '../helpers/engine-env.js';
 import { freshPostgresDatabase, type TestEngine } from '../helpers/engines.js';
 import { freePort } from '../helpers/ports.js';
+import { serverArgs } from '../helpers/server-entry.js';
 
 export { freePort };
 
@@ -133,11 +134,11 @@ const started: ServerProcess[] = [];
 
 
 /**
- * Spawns `node --import tsx src/main.ts`; resolves once the process is running. `preload`: more
+ * Spawns the service (`node --import tsx src/main.ts`, or dist/main.js: helpers/server-entry.ts); resolves once the process is running. `preload`: more
  * modules to `--import` first (a test's fault injection, e.g. fault-kill-after-debit-commit.ts).
  */
 export function spawnServer(env: Readonly<Record<string, string>>, port: number, preload: readonly string[] = []): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...preload.flatMap((file) => ['--import', file]), 'src/main.ts'], {
+  const child = spawn(process.execPath, serverArgs(preload), {
     cwd: ROOT,
     // VIN_DECODER=off: no 86 MB vPIC database unpacked into every test store.
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', VIN_DECODER: 'off', ...env },

@@ -9,6 +9,7 @@ import { UpstreamSource } from '../../src/providers/upstream/upstream-source.js'
 import type { FakeDvla } from '../fakes/fake-dvla.js';
 import type { FakeDvsaMot } from '../fakes/fake-dvsa-mot.js';
 import { freePort } from '../helpers/ports.js';
+import { serverArgs } from '../helpers/server-entry.js';
 import { tempDir } from '../helpers/test-app.js';
 import { closedPortUrl, fakeEnv, ManualClock, query, SECRETS, startDvla, startDvsa, ukProviders } from './harness.js';
 
@@ -97,7 +98,7 @@ describe('keys and tokens never reach logs or messages', () => {
   it('in the real server: its log at trace level and its answers carry no key or token', async () => {
     const dir = tempDir();
     const port = await freePort();
-    const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const child: ChildProcess = spawn(process.execPath, serverArgs(), {
       cwd: ROOT,
       env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'trace', DATA_DIR: dir.path, ...fakeEnv({ dvla, dvsa }, { DVLA_TIMEOUT_MS: '300', DVSA_TIMEOUT_MS: '300' }) },
       stdio: ['ignore', 'pipe', 'pipe'],

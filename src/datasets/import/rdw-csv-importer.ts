@@ -12,8 +12,14 @@ import { rdwTarget, RdwRowSource, type RdwFile, type RdwProgress, type RdwSource
 
 export { RDW_OPERATION, type RdwFile, type RdwPhase, type RdwProgress } from './rdw-row-source.js';
 
-const BOOT = new URL('../../shared/ts-worker-boot.js', import.meta.url);
-const READER_ENTRY = new URL('./rdw-reader.worker.ts', import.meta.url).href;
+/**
+ * The reader thread's entry. Compiled (dist/, npm run build) this module is JavaScript and so is
+ * its neighbour, which a worker loads directly; run from source (tsx), a worker thread does not
+ * inherit the loader, so it starts at ts-worker-boot.js, which registers tsx first.
+ */
+const COMPILED = import.meta.url.endsWith('.js');
+const READER_ENTRY = new URL(COMPILED ? './rdw-reader.worker.js' : './rdw-reader.worker.ts', import.meta.url);
+const WORKER_START = COMPILED ? READER_ENTRY : new URL('../../shared/ts-worker-boot.js', import.meta.url);
 
 /**
  * Rows per transaction, at most. The key index takes the plates in random order, so each
@@ -119,7 +125,7 @@ const READER_STOP_MS = 10_000;
 /** Reads on a worker thread (rdw-reader.worker.ts). */
 function readOnWorker(options: RdwSourceOptions): Reader {
   const queue = new EventQueue();
-  const worker = new Worker(BOOT, { workerData: { entry: READER_ENTRY, ...options } satisfies RdwReaderData });
+  const worker = new Worker(WORKER_START, { workerData: { entry: READER_ENTRY.href, ...options } satisfies RdwReaderData });
   let finished: () => void = () => undefined;
   const last = new Promise<void>((resolve) => {
     finished = resolve;

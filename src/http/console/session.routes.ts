@@ -147,6 +147,8 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
       const refused = formErrorOf('password', request.body, request.validationError as FastifyError | undefined);
       if (refused) return again(refused);
       const { currentPassword = '', newPassword = '', confirm } = request.body;
+      // Read before the change, which clears it.
+      const forced = principal.user.mustChangePassword;
       if (newPassword !== confirm) return again({ form: 'password', field: 'confirm', text: 'The two new passwords differ: type the same password in both fields.', values: {} });
       try {
         await users.withActor(actorOf(principal, request)).changePassword(principal.user, currentPassword, newPassword, principal.sessionId);
@@ -155,9 +157,12 @@ export const sessionPages: FastifyPluginAsync<SessionPagesOptions> = (app, optio
         const text = `${error.message.charAt(0).toUpperCase()}${error.message.slice(1)}.`;
         return again({ form: 'password', field: error.code === 'FORBIDDEN' ? 'currentPassword' : 'newPassword', text, values: {} });
       }
-      // A first login's forced change was a detour on the way to a page asked for: go on to it.
-      if (next !== undefined) return reply.redirect(returnTarget(principal.user, next), 303);
-      // Said, not only done (issue 26 item 12): the page confirms it and leads on to the console.
+      // A first login's forced change is a detour on the way in (issue 34): the operator goes on
+      // to the page asked for, or the console's home, with nothing more to click. So does a
+      // change made on the way to a page (next).
+      if (forced || next !== undefined) return reply.redirect(returnTarget(principal.user, next), 303);
+      // A change chosen from the console is said, not only done (issue 26 item 12): the page
+      // confirms it and leads on to the console.
       return reply.redirect('/console/password?changed=1', 303);
     },
   );
