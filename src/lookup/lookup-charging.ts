@@ -5,7 +5,7 @@ import type { DebitBatcher } from '../credits/debit-batcher.js';
 import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Clock } from '../shared/clock.js';
-import type { MaybePromise } from '../shared/maybe-promise.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import type { FreeReason } from '../storage/database.js';
 import { isChargeable } from '../results/index.js';
 import type { IdempotentReplays } from './idempotent-replay.js';
@@ -43,12 +43,13 @@ export class LookupCharging {
    * account and query (charged 0 now); undefined when there is none; IDEMPOTENCY_CONFLICT when
    * the key was used for another query.
    */
-  async replay(account: Account, query: LookupQuery, key: string): Promise<LookupOutcome | undefined> {
+  replay(account: Account, query: LookupQuery, key: string): MaybePromise<LookupOutcome | undefined> {
     const replays = this.deps.replays;
     if (!replays) throw new LookupError('INVALID_INPUT', 'Idempotency-Key is not supported by this server');
-    const found = await replays.find(account.id, key, query.operation.name, describeQuery(query));
-    if (!found) return undefined;
-    return { operation: query.operation, result: found.result, charged: 0, balance: account.credits, replayed: true };
+    // A plain value when the store answered at once (SQLite): no promise on a key's first lookup.
+    return andThen(replays.find(account.id, key, query.operation.name, describeQuery(query)), (found): LookupOutcome | undefined =>
+      found ? { operation: query.operation, result: found.result, charged: 0, balance: account.credits, replayed: true } : undefined,
+    );
   }
 
   /**

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type CompiledQuery, type QueryResult, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Db, Tx } from './database.js';
@@ -61,6 +61,13 @@ export interface Storage {
    * sqlite-connection.ts), so it must have no effect outside the transaction.
    */
   transaction<T>(work: (tx: Tx) => MaybePromise<T>): Promise<T>;
+  /**
+   * Runs a read compiled once (PreparedQuery) outside a transaction, like `db.executeQuery`.
+   * SQLite runs it at once and returns a plain value when its one connection is idle (no promise:
+   * a lookup with an Idempotency-Key reads its record on every request, test/cost/ counts them),
+   * and through Kysely otherwise; PostgreSQL always through Kysely.
+   */
+  read<R>(query: CompiledQuery<R>): MaybePromise<QueryResult<R>>;
   /** The engine's name, for logs and /readyz only: behaviour goes through the capabilities. */
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
@@ -259,6 +266,7 @@ async function openPostgres(url: string, poolSize: number, onConnectionError: (e
   return {
     db,
     transaction: translatingConstraints((work) => db.transaction().execute(async (trx) => work({ db: trx, run: (query) => trx.executeQuery(query) })), constraintViolated),
+    read: (query) => db.executeQuery(query),
     engine: 'postgres',
     description: redactUrl(url),
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
@@ -295,6 +303,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   return {
     db,
     transaction: connection.transaction,
+    read: connection.read,
     engine: 'sqlite',
     description: `sqlite:${path}`,
     changeCounter: () => dataVersion.get() as number,
