@@ -57,11 +57,20 @@ export class IdempotentReplays {
    */
   find(accountId: number, key: string, operation: string, query: string): MaybePromise<Replay | undefined> {
     // At once on SQLite (IdempotencyRepository.find): a key's first lookup pays no promise for it.
-    return andThen(this.repository.find(accountId, key, cutoffOf(this.clock.now().toISOString(), this.retentionMs)), (record) => {
+    return andThen(this.repository.find(accountId, key, cutoffOf(this.nowIso(), this.retentionMs)), (record) => {
       if (!record) return undefined;
       if (record.operation !== operation || record.query !== query) throw keyReused(key, record.operation, record.query);
       return { result: JSON.parse(record.result) as LookupResult, charged: record.charged };
     });
   }
 
+  /** The clock's time as ISO 8601, formatted once per millisecond (as LookupCharging's debit time). */
+  private nowIso(): string {
+    const clock = this.clock;
+    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
+    return this.lastIso.iso;
+  }
+
+  private lastIso = { ms: Number.NaN, iso: '' };
 }

@@ -10,6 +10,7 @@ import type { FreeReason } from '../storage/database.js';
 import { isChargeable } from '../results/index.js';
 import type { IdempotentReplays } from './idempotent-replay.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
+import { memoizedEncoding } from './result-memo.js';
 import { describeQuery, type LookupQuery } from './lookup-query.js';
 import type { LookupOutcome, LookupObserver, LookupRequest } from './lookup-request.js';
 import type { LookupResult } from '../results/result-documents.js';
@@ -146,8 +147,12 @@ export class LookupCharging {
       createdAt: this.nowIso(),
     };
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
-    // The result is stored with the debit (DebitWriter): a retry is answered from it.
-    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } });
+    // The result is stored with the debit (DebitWriter): a retry is answered from it. The whole
+    // result, not a reference to its record: the retry gets the same bytes even after a re-import
+    // changed the record. A frozen result (a cached record's, the common case) is the same object
+    // for every lookup of that record, so its JSON text is computed once (result-memo.ts).
+    const stored = memoizedEncoding(result, 'idempotency-record', () => JSON.stringify(result));
+    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: stored } });
   }
 
   /**
