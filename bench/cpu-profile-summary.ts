@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/cpu-profile-summary.ts FILE.cpuprofile [--top N] [--skip-ms MS]`: a V8 CPU profile
+ * `npx tsx bench/cpu-profile-summary.ts FILE.cpuprofile [--top N] [--skip-ms MS] [--from FUNCTION]`: a V8 CPU profile
  * (`node --cpu-prof`, e.g. BENCH_CPU_PROF=dir npm run bench:json) as flame-graph-style top lists,
  * the text docs/benchmarks.md keeps:
  * - by function: self time (samples where it was the leaf) and total time (samples where it was
@@ -8,7 +8,9 @@
  *   and Node's internals into `node:internal`.
  * Percentages are of the busy samples (idle and program are shown apart; GC counts as busy), from
  * the first sample whose stack holds Node's HTTP parser callback (`parserOnIncoming`: the first
- * request, so start-up is left out), plus `--skip-ms` more.
+ * request, so start-up is left out), plus `--skip-ms` more. `--from` names another function to start
+ * at (a profile without requests, such as an import's: `--from readDmrFile`; `--from ''` starts at
+ * the first sample).
  *
  * The profiler samples the thread by wall clock: time blocked in a synchronous call (SQLite's
  * COMMIT syncing the disk, a socket write) counts against the function that made it.
@@ -55,24 +57,26 @@ function functionOf(frame: CallFrame): string {
   return `${name} ${moduleOf(frame.url)}:${frame.lineNumber + 1}:${frame.columnNumber + 1}`;
 }
 
-function parseArgs(argv: readonly string[]): { file: string; top: number; skipMs: number } {
+function parseArgs(argv: readonly string[]): { file: string; top: number; skipMs: number; from: string } {
   let file: string | undefined;
   let top = 25;
   let skipMs = 0;
+  let from = 'parserOnIncoming';
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     if (arg === '--top') top = Number(argv[(i += 1)]);
     else if (arg === '--skip-ms') skipMs = Number(argv[(i += 1)]);
+    else if (arg === '--from') from = argv[(i += 1)] ?? '';
     else file = arg;
   }
   if (file === undefined || !Number.isFinite(top) || !Number.isFinite(skipMs)) {
-    throw new Error('usage: tsx bench/cpu-profile-summary.ts FILE.cpuprofile [--top N] [--skip-ms MS]');
+    throw new Error('usage: tsx bench/cpu-profile-summary.ts FILE.cpuprofile [--top N] [--skip-ms MS] [--from FUNCTION]');
   }
-  return { file, top, skipMs };
+  return { file, top, skipMs, from };
 }
 
 function main(): void {
-  const { file, top, skipMs } = parseArgs(process.argv.slice(2));
+  const { file, top, skipMs, from } = parseArgs(process.argv.slice(2));
   const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n] as const));
   const parent = new Map<number, number>();
@@ -96,7 +100,7 @@ function main(): void {
   profile.samples.forEach((id, i) => {
     const us = profile.timeDeltas[i + 1] ?? profile.timeDeltas[i] ?? 0;
     elapsed += profile.timeDeltas[i] ?? 0;
-    if (startedAt === undefined && stackHas(id, 'parserOnIncoming')) startedAt = elapsed;
+    if (startedAt === undefined && (from === '' || stackHas(id, from))) startedAt = elapsed;
     if (startedAt === undefined || (elapsed - startedAt) / 1000 < skipMs) return;
     const leaf = byId.get(id);
     if (!leaf) return;

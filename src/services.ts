@@ -216,7 +216,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     }),
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
-  const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
+  const idempotency = { repository: new IdempotencyRepository(storage), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const debitWriter = new DebitWriter(storage, ledger, idempotency);
   const pipeline = new LookupPipeline({
     accounts: accountCache,

@@ -1,5 +1,7 @@
 import type { Selectable } from 'kysely';
-import type { Db, IdempotencyKeysTable, Tx } from '../storage/database.js';
+import type { Storage } from '../storage/create-database.js';
+import type { IdempotencyKeysTable, Tx } from '../storage/database.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
 
 /** A charged lookup's record under its account's Idempotency-Key (table idempotency_keys, migration 0006). */
@@ -34,7 +36,9 @@ export class IdempotencyRepository {
   private readonly findLive: PreparedQuery<Selectable<IdempotencyKeysTable>>;
   private readonly claimKey: PreparedQuery<{ account_id: number }>;
 
-  constructor(private readonly db: Db) {
+  /** `storage.read` runs the find at once on SQLite (no promise when the connection is idle). */
+  constructor(private readonly storage: Pick<Storage, 'db' | 'read'>) {
+    const db = storage.db;
     this.findLive = new PreparedQuery(3, (p) =>
       db.selectFrom('idempotency_keys').selectAll().where('account_id', '=', p(0)).where('idempotency_key', '=', p(1)).where('created_at', '>', p(2)),
     );
@@ -49,28 +53,21 @@ export class IdempotencyRepository {
     });
   }
 
-  /** The live record of `key` for the account, if any (read outside the debit's transaction). */
-  async find(accountId: number, key: string, cutoff: string): Promise<IdempotencyRecord | undefined> {
-    const row = (await this.findLive.execute(this.db, accountId, key, cutoff)).rows[0];
-    if (!row) return undefined;
-    return {
-      key: row.idempotency_key,
-      operation: row.operation,
-      query: row.query,
-      result: row.result,
-      charged: row.charged,
-      requestId: row.request_id,
-      createdAt: row.created_at,
-    };
+  /**
+   * The live record of `key` for the account, if any (read outside the debit's transaction); at
+   * once on SQLite when its connection is idle (Storage.read).
+   */
+  find(accountId: number, key: string, cutoff: string): MaybePromise<IdempotencyRecord | undefined> {
+    return andThen(this.storage.read(this.findLive.compile([accountId, key, cutoff])), ({ rows }) => recordOf(rows[0]));
   }
 
   /**
    * Writes the record unless the account already holds a live one under the key (an expired one is
    * replaced). True when this transaction now holds the key, false when another lookup does.
    */
-  async claim(tx: Tx, accountId: number, record: IdempotencyRecord, cutoff: string): Promise<boolean> {
-    const { rows } = await this.claimKey.run(tx, accountId, record.key, record.operation, record.query, record.result, record.charged, record.requestId, record.createdAt, cutoff);
-    return rows.length > 0;
+  claim(tx: Tx, accountId: number, record: IdempotencyRecord, cutoff: string): MaybePromise<boolean> {
+    // At once on SQLite (Tx.run): the keyed debit's transaction stays synchronous there.
+    return andThen(this.claimKey.run(tx, accountId, record.key, record.operation, record.query, record.result, record.charged, record.requestId, record.createdAt, cutoff), ({ rows }) => rows.length > 0);
   }
 
   /**
@@ -89,4 +86,17 @@ export class IdempotencyRepository {
     const result = await tx.db.deleteFrom('idempotency_keys').where('created_at', '<=', cutoff).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
+}
+
+function recordOf(row: Selectable<IdempotencyKeysTable> | undefined): IdempotencyRecord | undefined {
+  if (!row) return undefined;
+  return {
+    key: row.idempotency_key,
+    operation: row.operation,
+    query: row.query,
+    result: row.result,
+    charged: row.charged,
+    requestId: row.request_id,
+    createdAt: row.created_at,
+  };
 }

@@ -1,6 +1,7 @@
 import type { IdempotencyRepository } from '../credits/idempotency.repository.js';
 import { cutoffOf } from '../credits/debit-writer.js';
 import type { Clock } from '../shared/clock.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import { LookupError } from './lookup-error.js';
 import type { LookupResult } from '../results/result-documents.js';
 
@@ -54,10 +55,22 @@ export class IdempotentReplays {
    * The stored answer of `key` when it was used for this operation and query; undefined when the
    * account has no live record under it; IDEMPOTENCY_CONFLICT when it was used for another query.
    */
-  async find(accountId: number, key: string, operation: string, query: string): Promise<Replay | undefined> {
-    const record = await this.repository.find(accountId, key, cutoffOf(this.clock.now().toISOString(), this.retentionMs));
-    if (!record) return undefined;
-    if (record.operation !== operation || record.query !== query) throw keyReused(key, record.operation, record.query);
-    return { result: JSON.parse(record.result) as LookupResult, charged: record.charged };
+  find(accountId: number, key: string, operation: string, query: string): MaybePromise<Replay | undefined> {
+    // At once on SQLite (IdempotencyRepository.find): a key's first lookup pays no promise for it.
+    return andThen(this.repository.find(accountId, key, cutoffOf(this.nowIso(), this.retentionMs)), (record) => {
+      if (!record) return undefined;
+      if (record.operation !== operation || record.query !== query) throw keyReused(key, record.operation, record.query);
+      return { result: JSON.parse(record.result) as LookupResult, charged: record.charged };
+    });
   }
+
+  /** The clock's time as ISO 8601, formatted once per millisecond (as LookupCharging's debit time). */
+  private nowIso(): string {
+    const clock = this.clock;
+    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
+    return this.lastIso.iso;
+  }
+
+  private lastIso = { ms: Number.NaN, iso: '' };
 }

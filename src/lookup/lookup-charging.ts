@@ -5,11 +5,12 @@ import { CLIENT_GONE, type DebitBatcher, type QueuedDebitResult } from '../credi
 import { KEY_TAKEN } from '../credits/debit-writer.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Clock } from '../shared/clock.js';
-import type { MaybePromise } from '../shared/maybe-promise.js';
+import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 import type { FreeReason } from '../storage/database.js';
 import { isChargeable } from '../results/index.js';
 import type { IdempotentReplays } from './idempotent-replay.js';
 import { LookupError, MESSAGES } from './lookup-error.js';
+import { memoizedEncoding } from './result-memo.js';
 import { describeQuery, type LookupQuery } from './lookup-query.js';
 import type { LookupOutcome, LookupObserver, LookupRequest } from './lookup-request.js';
 import type { LookupResult } from '../results/result-documents.js';
@@ -47,12 +48,13 @@ export class LookupCharging {
    * account and query (charged 0 now); undefined when there is none; IDEMPOTENCY_CONFLICT when
    * the key was used for another query.
    */
-  async replay(account: Account, query: LookupQuery, key: string): Promise<LookupOutcome | undefined> {
+  replay(account: Account, query: LookupQuery, key: string): MaybePromise<LookupOutcome | undefined> {
     const replays = this.deps.replays;
     if (!replays) throw new LookupError('INVALID_INPUT', 'Idempotency-Key is not supported by this server');
-    const found = await replays.find(account.id, key, query.operation.name, describeQuery(query));
-    if (!found) return undefined;
-    return { operation: query.operation, result: found.result, charged: 0, balance: account.credits, replayed: true };
+    // A plain value when the store answered at once (SQLite): no promise on a key's first lookup.
+    return andThen(replays.find(account.id, key, query.operation.name, describeQuery(query)), (found): LookupOutcome | undefined =>
+      found ? { operation: query.operation, result: found.result, charged: 0, balance: account.credits, replayed: true } : undefined,
+    );
   }
 
   /**
@@ -196,8 +198,12 @@ export class LookupCharging {
     const delivery = request.delivery;
     const live = delivery === undefined ? undefined : () => delivery.open();
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details, live);
-    // The result is stored with the debit (DebitWriter): a retry is answered from it.
-    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: JSON.stringify(result) } }, live);
+    // The result is stored with the debit (DebitWriter): a retry is answered from it. The whole
+    // result, not a reference to its record: the retry gets the same bytes even after a re-import
+    // changed the record. A frozen result (a cached record's, the common case) is the same object
+    // for every lookup of that record, so its JSON text is computed once (result-memo.ts).
+    const stored = memoizedEncoding(result, 'idempotency-record', () => JSON.stringify(result));
+    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: stored } }, live);
   }
 
   /**

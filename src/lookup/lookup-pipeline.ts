@@ -148,7 +148,8 @@ export class LookupPipeline {
     // answered even when the account has since run out of credit)
     const idempotencyKey = checkIdempotencyKey(request.idempotencyKey);
     if (idempotencyKey !== undefined) {
-      const replayed = await this.charging.replay(account, query, idempotencyKey);
+      const found = this.charging.replay(account, query, idempotencyKey);
+      const replayed = found instanceof Promise ? await found : found;
       if (replayed) return this.charging.free(account, query, request, replayed);
     }
     // price

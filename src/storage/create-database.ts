@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { MaybePromise } from '../shared/maybe-promise.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Kysely, Migrator, PostgresDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql, type CompiledQuery, type QueryResult, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import type { WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Db, Tx } from './database.js';
@@ -82,6 +82,13 @@ export interface Storage {
    * SQLite commits in process: its outcome is always known.
    */
   transaction<T>(work: (tx: Tx) => MaybePromise<T>, options?: TransactionOptions): Promise<T>;
+  /**
+   * Runs a read compiled once (PreparedQuery) outside a transaction, like `db.executeQuery`.
+   * SQLite runs it at once and returns a plain value when its one connection is idle (no promise:
+   * a lookup with an Idempotency-Key reads its record on every request, test/cost/ counts them),
+   * and through Kysely otherwise; PostgreSQL always through Kysely.
+   */
+  read<R>(query: CompiledQuery<R>): MaybePromise<QueryResult<R>>;
   /** The engine's name, for logs and /readyz only: behaviour goes through the capabilities. */
   readonly engine: Engine;
   /** Where the data lives, for logs (never includes a password). */
@@ -306,6 +313,7 @@ async function openPostgres(url: string, options: PostgresOptions): Promise<Stor
   return {
     db,
     transaction: translatingConstraints(transact, constraintViolated),
+    read: (query) => db.executeQuery(query),
     engine: 'postgres',
     description,
     changeCounter: () => Math.floor(Date.now() / POSTGRES_CACHE_TTL_MS),
@@ -431,6 +439,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   return {
     db,
     transaction: connection.transaction,
+    read: connection.read,
     engine: 'sqlite',
     description: `sqlite:${path}`,
     changeCounter: () => dataVersion.get() as number,

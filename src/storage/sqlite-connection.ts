@@ -255,6 +255,8 @@ export interface SqliteConnection {
   readonly transaction: Transact;
   /** PRAGMA data_version, prepared once. */
   readonly dataVersion: SQLite.Statement;
+  /** See Storage.read. */
+  readonly read: <R>(query: CompiledQuery<R>) => MaybePromise<QueryResult<R>>;
 }
 
 /**
@@ -345,9 +347,32 @@ export function openSqliteConnection(path: string, options: SqliteConnectionOpti
       throw error;
     });
   };
+  /**
+   * A read at once when the connection is idle (nobody holds it or waits for it, no transaction
+   * open): then Kysely would run the same statement at once too, only through its provider,
+   * driver and mutex (about 10 promises: an Idempotency-Key's lookup of its record, test/cost/).
+   * Otherwise, or when the read meets a lock (SQLITE_BUSY, rare in WAL mode), it takes its turn
+   * through Kysely, whose driver waits and tries again. Never inside a transaction: a read there
+   * would see the transaction's uncommitted writes.
+   */
+  const read = <R>(query: CompiledQuery<R>): MaybePromise<QueryResult<R>> => {
+    if (sqlite.inTransaction || !driver.holdIfIdle()) return db.executeQuery(query);
+    let rows: R[];
+    try {
+      const statement = statements.prepare(query.sql);
+      if (!statement.reader) throw new Error(`Storage.read runs queries that return rows only: ${query.sql}`);
+      rows = statement.all(query.parameters) as R[];
+    } catch (error) {
+      driver.unhold();
+      if (isSqliteBusy(error)) return db.executeQuery(query);
+      throw error;
+    }
+    driver.unhold();
+    return { rows };
+  };
   // Read on every lookup: prepared once (sqlite.pragma() would prepare it each time).
   const dataVersion = sqlite.prepare('PRAGMA data_version').pluck();
   // A transaction that met SQLITE_BUSY is tried again, so a long lock elsewhere delays a debit
   // instead of failing a paid lookup.
-  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWait, options.translateError), dataVersion };
+  return { sqlite, db, transaction: retryOnSqliteBusy(transaction, lockWait, options.translateError), dataVersion, read };
 }

@@ -32,7 +32,7 @@ describe.each(ENGINES)('idempotency records in the debit transaction on %s', (en
     t = app;
     await app.services.accounts.create('low', 2);
     await t.services.accounts.create('rich', 100);
-    const repository = new IdempotencyRepository(t.services.storage.db);
+    const repository = new IdempotencyRepository(t.services.storage);
     const writer = new DebitWriter(t.services.storage, new CreditLedgerRepository(t.services.storage.db), { repository, retentionMs: 24 * HOUR_MS });
     const ids = { low: (await t.services.accounts.show('low')).id, rich: (await t.services.accounts.show('rich')).id };
     const keys = async () =>

@@ -120,4 +120,31 @@ describe.each(ENGINES)('storage on %s', (engine) => {
     ).rejects.toThrow();
     expect((await t.services.accounts.show('floor')).credits).toBe(0);
   });
+
+  it('reads outside a transaction (Storage.read): at once on an idle SQLite connection, never a write in flight', async () => {
+    await t.services.accounts.create('reader', 5);
+    const { storage } = t.services;
+    const credits = storage.db.selectFrom('accounts').select('credits').where('username', '=', 'reader').compile();
+    const idle = storage.read(credits);
+    // SQLite answers a read of an idle connection as a plain value (no promise: test/cost/ counts them).
+    if (engine === 'sqlite') expect(idle).not.toBeInstanceOf(Promise);
+    expect((await idle).rows).toEqual([{ credits: 5 }]);
+    // A transaction that changes the balance, then waits, then fails: a read made while it is
+    // open must not see its write (on SQLite it takes its turn after the rollback).
+    let release: () => void = () => undefined;
+    let written: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const wrote = new Promise<void>((resolve) => (written = resolve));
+    const failing = storage.transaction(async (tx) => {
+      await tx.db.updateTable('accounts').set({ credits: 99 }).where('username', '=', 'reader').execute();
+      written();
+      await gate;
+      throw new Error('rolled back on purpose');
+    });
+    await wrote;
+    const during = Promise.resolve(storage.read(credits));
+    release();
+    await expect(failing).rejects.toThrow('rolled back on purpose');
+    expect((await during).rows).toEqual([{ credits: 5 }]);
+  });
 });
