@@ -22,7 +22,9 @@ export class ConnectionDelivery implements AnswerDelivery {
 
   open(): boolean {
     const socket = this.request.socket;
-    return !socket.destroyed && socket.writable && !this.response.destroyed;
+    // `writable !== false`, not `writable`: Fastify's inject (light-my-request) hands a mock socket
+    // that has no `writable` until its response is under way; a real socket always has it.
+    return socket.destroyed !== true && socket.writable !== false && !this.response.destroyed;
   }
 
   whenUndelivered(undelivered: () => void): void {
