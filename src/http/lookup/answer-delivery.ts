@@ -14,6 +14,15 @@ import type { AnswerDelivery } from '../../lookup/lookup-request.js';
  * What this cannot see: bytes the kernel accepted that never reached the client (it reset the
  * connection after our write). That is the one window left, stated in docs/interfaces.md "Credits".
  */
+/**
+ * A socket's flags as they may be: Fastify's inject (light-my-request) hands requests a socket
+ * without them, and its answers are always delivered.
+ */
+interface SocketState {
+  readonly destroyed?: boolean;
+  readonly writable?: boolean;
+}
+
 export class ConnectionDelivery implements AnswerDelivery {
   constructor(
     private readonly request: IncomingMessage,
@@ -21,16 +30,14 @@ export class ConnectionDelivery implements AnswerDelivery {
   ) {}
 
   open(): boolean {
-    const socket = this.request.socket;
-    // `writable !== false`, not `writable`: Fastify's inject (light-my-request) hands a mock socket
-    // that has no `writable` until its response is under way; a real socket always has it.
+    const socket = this.request.socket as SocketState;
     return socket.destroyed !== true && socket.writable !== false && !this.response.destroyed;
   }
 
   whenUndelivered(undelivered: () => void): void {
     const response = this.response;
     const socket = this.request.socket;
-    if (socket.destroyed || response.destroyed) {
+    if ((socket as SocketState).destroyed === true || response.destroyed) {
       undelivered();
       return;
     }
