@@ -16,6 +16,10 @@ export interface LedgerEntry {
   readonly balanceAfter: number;
   readonly requestId: string | null;
   readonly createdAt: string;
+  /** The API key that made the lookup (null: none recorded, or before keys were recorded). */
+  readonly apiKeyId: number | null;
+  /** The console user of a Try it lookup. */
+  readonly userId: number | null;
 }
 
 export interface DebitDetails {
@@ -30,6 +34,23 @@ export interface DebitDetails {
    * account already holds a live record under the key. Absent: no record, no extra query.
    */
   readonly idempotency?: { readonly key: string; readonly result: string };
+  /** The API key that made the lookup (ledger.api_key_id, issue 33); absent or null: none. */
+  readonly apiKeyId?: number | null;
+  /** The console user of a Try it lookup (ledger.user_id). */
+  readonly userId?: number | null;
+  /**
+   * The key's credit cap this debit counts against: the debit writer moves the key's spend in the
+   * debit's transaction with a conditional update, as the balance, and does not debit when the cap
+   * would be passed (KEY_CAP_REACHED). Absent: the key has no cap, no query is added.
+   */
+  readonly cap?: KeyCapCharge;
+}
+
+/** What a capped key's debit counts against (DebitDetails.cap). */
+export interface KeyCapCharge {
+  readonly keyId: number;
+  /** The cap's period at the debit's time (capPeriodKey): a row still in an older one starts again from 0. */
+  readonly periodKey: string;
 }
 
 /** A lookup of an account that cost nothing, as its ledger row records it (kind `free`, delta 0). */
@@ -40,6 +61,8 @@ export interface FreeLookupDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly reason: FreeReason;
+  readonly apiKeyId?: number | null;
+  readonly userId?: number | null;
 }
 
 /** A grant (`delta` > 0) or removal (`delta` < 0) of credits outside lookups, as its ledger row records it. */
@@ -58,11 +81,11 @@ export interface FreeLookupRow {
   readonly details: FreeLookupDetails;
 }
 
-/** Parameters of one free row: the account id and the six details. */
-const FREE_ROW_ARITY = 7;
+/** Parameters of one free row: the account id and the eight details. */
+const FREE_ROW_ARITY = 9;
 
 /** Parameters of one debit row (its kind is a constant). */
-const DEBIT_ROW_ARITY = 8;
+const DEBIT_ROW_ARITY = 10;
 
 /**
  * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
@@ -82,6 +105,8 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
     balanceAfter: row.balance_after,
     requestId: row.request_id,
     createdAt: row.created_at,
+    apiKeyId: row.api_key_id,
+    userId: row.user_id,
   };
 }
 
@@ -128,6 +153,8 @@ export class CreditLedgerRepository {
               balance_after: at(5),
               request_id: at(6),
               created_at: at(7),
+              api_key_id: at(8),
+              user_id: at(9),
             };
           }),
         ),
@@ -164,6 +191,9 @@ export class CreditLedgerRepository {
               eb.val(at(4)).as('request_id'),
               eb.val(at(5)).as('created_at'),
               eb.val(at(6)).as('free_reason'),
+              // Typed: a bare parameter in a SELECT list is text to PostgreSQL (the columns are integers).
+              eb.cast(eb.val(at(7)), 'integer').as('api_key_id'),
+              eb.cast(eb.val(at(8)), 'integer').as('user_id'),
             ])
             .where('id', '=', at(0));
         };
@@ -171,7 +201,7 @@ export class CreditLedgerRepository {
         for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
         return db
           .insertInto('ledger')
-          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason'])
+          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'api_key_id', 'user_id'])
           .expression(union);
       });
       this.freeRowInserts.set(rows, query);
@@ -189,7 +219,7 @@ export class CreditLedgerRepository {
       const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
       const args: unknown[] = [];
       for (const { accountId, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason);
+        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.apiKeyId ?? null, details.userId ?? null);
       }
       await this.insertFreeRows(chunk.length).run(tx, ...args);
     }
@@ -208,6 +238,36 @@ export class CreditLedgerRepository {
   }
 
   /**
+   * Counts `cost` against a key's credit cap in the period `periodKey`, if the cap allows it: one
+   * conditional update of the key's row, as the balance's (its row lock makes concurrent debits on
+   * every instance wait and re-check). A row still counting an earlier period starts this one
+   * from 0 in the same update, so the period's turn needs no job. Returns the spend after it and
+   * the cap (null when the key's cap was removed meanwhile: counted, never refused), or undefined
+   * when the cap would be passed (nothing changed).
+   */
+  async countKeySpend(tx: Tx, keyId: number, periodKey: string, cost: number): Promise<{ spent: number; cap: number | null } | undefined> {
+    const spentInPeriod = sql<number>`(case when cap_period_key = ${periodKey} then cap_spent else 0 end)`;
+    const row = await tx.db
+      .updateTable('api_keys')
+      .set({ cap_spent: sql<number>`${spentInPeriod} + ${cost}`, cap_period_key: periodKey })
+      .where('id', '=', keyId)
+      .where(sql<boolean>`(cap_credits is null or ${spentInPeriod} + ${cost} <= cap_credits)`)
+      .returning(['cap_spent', 'cap_credits'])
+      .executeTakeFirst();
+    return row ? { spent: row.cap_spent, cap: row.cap_credits } : undefined;
+  }
+
+  /** Gives back a spend countKeySpend counted, in the same transaction (the balance then did not cover the debit). */
+  async uncountKeySpend(tx: Tx, keyId: number, periodKey: string, cost: number): Promise<void> {
+    await tx.db
+      .updateTable('api_keys')
+      .set({ cap_spent: sql<number>`cap_spent - ${cost}` })
+      .where('id', '=', keyId)
+      .where('cap_period_key', '=', periodKey)
+      .execute();
+  }
+
+  /**
    * Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement, from
    * `start`; at once on SQLite (Tx.run), with no promise.
    */
@@ -221,7 +281,7 @@ export class CreditLedgerRepository {
     const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
     const args: unknown[] = [];
     for (const { cost, balanceAfter, details } of chunk) {
-      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.apiKeyId ?? null, details.userId ?? null);
     }
     return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }

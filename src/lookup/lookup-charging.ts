@@ -2,7 +2,9 @@ import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
 import type { FreeLookupDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
-import { KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
+import { KEY_CAP_REACHED, KEY_TAKEN, type DebitResult } from '../credits/debit-writer.js';
+import type { LiveKey } from '../accounts/api-key.js';
+import { capPeriodEndsMs, capPeriodKey, type KeyRules } from '../accounts/key-rules.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Clock } from '../shared/clock.js';
 import type { MaybePromise } from '../shared/maybe-promise.js';
@@ -35,6 +37,13 @@ export interface LookupChargingDeps {
  */
 export class LookupCharging {
   private lastIso = { ms: Number.NaN, iso: '' };
+  /**
+   * Keys whose cap this process saw refused, with the period it was refused in: their next
+   * lookups in that period are refused at the price stage, before any provider is asked. By the
+   * rules object, so a changed cap (a new object when the account reloads) is tried again; the
+   * debit stays the authority.
+   */
+  private readonly capSpent = new WeakMap<KeyRules, string>();
 
   constructor(private readonly deps: LookupChargingDeps) {}
 
@@ -57,8 +66,9 @@ export class LookupCharging {
    * the cached balance may be stale, so a refusal is confirmed from the store. The debit stays the
    * authoritative check.
    */
-  price(account: Account, query: LookupQuery): MaybePromise<number> {
+  price(account: Account, query: LookupQuery, rules?: KeyRules): MaybePromise<number> {
     const op = query.operation;
+    if (rules?.cap) this.refuseIfCapSpent(rules);
     const testPlate = this.deps.testPlates.isTestPlate(op.name, query.key);
     if (testPlate instanceof Promise) return testPlate.then((free) => this.affordable(account, free ? 0 : op.cost));
     return this.affordable(account, testPlate ? 0 : op.cost);
@@ -70,16 +80,25 @@ export class LookupCharging {
    * an answer that costs nothing gets its `free` row instead. It runs after shape, so nothing of
    * ours can fail between a debit and the answer it paid for.
    */
-  async debit(account: Account, query: LookupQuery, request: LookupRequest, idempotencyKey: string | undefined, result: LookupResult, cost: number): Promise<LookupOutcome> {
+  async debit(
+    account: Account,
+    query: LookupQuery,
+    request: LookupRequest,
+    idempotencyKey: string | undefined,
+    result: LookupResult,
+    cost: number,
+    key?: LiveKey,
+  ): Promise<LookupOutcome> {
     const operation = query.operation;
     const charge = isChargeable(result) ? cost : 0;
     if (charge === 0) {
       // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
-      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free });
+      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free }, key);
     }
-    const balance = await this.write(account, query, charge, request, idempotencyKey, result);
-    if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''));
+    const balance = await this.write(account, query, charge, request, idempotencyKey, result, key);
+    if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''), key);
+    if (balance === KEY_CAP_REACHED) throw this.capReached(key?.rules);
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
@@ -98,7 +117,7 @@ export class LookupCharging {
    * and refusing it would take from the client what it is owed for free (for a replay, the
    * answer it already paid for) to protect only the completeness of the history.
    */
-  async free(account: Account, query: LookupQuery, request: LookupRequest, outcome: LookupOutcome): Promise<LookupOutcome> {
+  async free(account: Account, query: LookupQuery, request: LookupRequest, outcome: LookupOutcome, key?: LiveKey): Promise<LookupOutcome> {
     const reason: FreeReason = outcome.replayed ? 'replay' : (outcome.free ?? 'no-result');
     const details: FreeLookupDetails = {
       operation: query.operation.name,
@@ -107,6 +126,8 @@ export class LookupCharging {
       requestId: request.requestId,
       createdAt: this.nowIso(),
       reason,
+      apiKeyId: key?.id ?? null,
+      userId: userIdOf(request),
     };
     try {
       await this.deps.debits.free(account.id, details);
@@ -136,13 +157,19 @@ export class LookupCharging {
     request: LookupRequest,
     idempotencyKey: string | undefined,
     result: LookupResult,
+    key: LiveKey | undefined,
   ): Promise<DebitResult> {
+    const cap = key?.rules?.cap;
     const details = {
       operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
+      apiKeyId: key?.id ?? null,
+      userId: userIdOf(request),
+      // Only a capped key's debit carries its cap: the writer adds a query for it alone.
+      ...(cap ? { cap: { keyId: (key as LiveKey).id, periodKey: capPeriodKey(cap.period, this.nowMs()) } } : {}),
     };
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
     // The result is stored with the debit (DebitWriter): a retry is answered from it.
@@ -166,11 +193,40 @@ export class LookupCharging {
     return new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
   }
 
+  /** A refusal for a key whose cap this process saw spent in the current period (see capSpent). */
+  private refuseIfCapSpent(rules: KeyRules): void {
+    const cap = rules.cap;
+    if (cap === null) return;
+    const spentIn = this.capSpent.get(rules);
+    if (spentIn !== undefined && spentIn === capPeriodKey(cap.period, this.nowMs())) throw this.capReached(rules, false);
+  }
+
+  /** The refusal of a debit its key's cap did not allow, with the wait until the period turns. */
+  private capReached(rules: KeyRules | undefined, remember = true): LookupError {
+    const cap = rules?.cap;
+    // The writer refuses only a debit that carried a cap.
+    if (!rules || !cap) return new LookupError('INTERNAL', 'a debit without a key cap was refused for its cap');
+    const nowMs = this.nowMs();
+    if (remember) this.capSpent.set(rules, capPeriodKey(cap.period, nowMs));
+    const endsMs = capPeriodEndsMs(cap.period, nowMs);
+    const retryAfterSeconds = endsMs === null ? undefined : Math.max(1, Math.ceil((endsMs - nowMs) / 1000));
+    return new LookupError('KEY_CAP_REACHED', MESSAGES.keyCapReached(rules.keyName, cap.credits, cap.period, retryAfterSeconds), retryAfterSeconds === undefined ? {} : { retryAfterSeconds });
+  }
+
+  private nowMs(): number {
+    const clock = this.deps.clock;
+    return clock.millis ? clock.millis() : clock.now().getTime();
+  }
+
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
   private nowIso(): string {
-    const clock = this.deps.clock;
-    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    const ms = this.nowMs();
     if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
     return this.lastIso.iso;
   }
+}
+
+/** The console user of a Try it lookup (its ledger row names them: issue 33); null on every other interface. */
+function userIdOf(request: LookupRequest): number | null {
+  return request.auth.mode === 'session' ? (request.auth.userId ?? null) : null;
 }
