@@ -363,9 +363,13 @@ export class AccountService {
     return outcome;
   }
 
-  async usage(username: string, since?: string): Promise<LedgerEntry[]> {
+  /** The account's ledger rows, oldest first; only those of its key `keyName` when given (an unknown name is NOT_FOUND). */
+  async usage(username: string, since?: string, keyName?: string): Promise<LedgerEntry[]> {
     const account = await this.show(username);
-    return this.ledger.entries(account.id, since);
+    if (keyName !== undefined && !(await this.keys.list(account.id)).some((k) => k.name === keyName)) {
+      throw new AccountError('NOT_FOUND', `account ${username} has no key named ${keyName}`);
+    }
+    return this.ledger.entries(account.id, since, keyName);
   }
 
   /** The balance as `getcredits.aspx` reports it: 0 for an unknown user (compat-notes). */

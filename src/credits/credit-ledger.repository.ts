@@ -20,6 +20,8 @@ export interface LedgerEntry {
   readonly apiKeyId: number | null;
   /** The console user of a Try it lookup. */
   readonly userId: number | null;
+  /** The name of the API key (entries() joins it); null without one. */
+  readonly key: string | null;
 }
 
 export interface DebitDetails {
@@ -93,7 +95,7 @@ const DEBIT_ROW_ARITY = 10;
  */
 const MAX_ROWS_PER_INSERT = 32;
 
-function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
+function toEntry(row: Selectable<LedgerTable> & { key_name: string | null }): LedgerEntry {
   return {
     id: row.id,
     kind: row.kind,
@@ -107,6 +109,7 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
     createdAt: row.created_at,
     apiKeyId: row.api_key_id,
     userId: row.user_id,
+    key: row.key_name,
   };
 }
 
@@ -372,10 +375,17 @@ export class CreditLedgerRepository {
     await tx.db.insertInto('credit_references').values({ account_id: accountId, kind, reference, ledger_id: ledgerId }).execute();
   }
 
-  async entries(accountId: number, since?: string): Promise<LedgerEntry[]> {
-    let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
-    if (since !== undefined) query = query.where('created_at', '>=', since);
-    const rows = await query.orderBy('id').execute();
+  /** The account's ledger, oldest first; from `since`; only the rows of its keys named `keyName` when given. */
+  async entries(accountId: number, since?: string, keyName?: string): Promise<LedgerEntry[]> {
+    let query = this.db
+      .selectFrom('ledger')
+      .leftJoin('api_keys', 'api_keys.id', 'ledger.api_key_id')
+      .selectAll('ledger')
+      .select('api_keys.name as key_name')
+      .where('ledger.account_id', '=', accountId);
+    if (since !== undefined) query = query.where('ledger.created_at', '>=', since);
+    if (keyName !== undefined) query = query.where('api_keys.name', '=', keyName);
+    const rows = await query.orderBy('ledger.id').execute();
     return rows.map(toEntry);
   }
 }
