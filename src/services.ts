@@ -219,7 +219,11 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const idempotency = { repository: new IdempotencyRepository(storage.db), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
   const pipeline = new LookupPipeline({
     accounts: accountCache,
-    debits: new DebitBatcher(new DebitWriter(storage, ledger, idempotency)),
+    debits: new DebitBatcher(
+      new DebitWriter(storage, ledger, idempotency, (spend) => {
+        alerting.keyCaps.onKeySpend(spend);
+      }),
+    ),
     replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
     providersFor: providerChains(local, registrations),

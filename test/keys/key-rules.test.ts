@@ -3,7 +3,8 @@ import type { LedgerEntry } from '../../src/credits/credit-ledger.repository.js'
 import { enginesToTest } from '../helpers/engines.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { consoleLogin, post } from '../console/console-harness.js';
-import { FRANCE, users } from '../admin/admin-harness.js';
+import { as, customer, FRANCE, users } from '../admin/admin-harness.js';
+import { until } from '../helpers/until.js';
 import { ManualClock } from '../redis/redis-harness.js';
 
 const USA = { operation: 'CheckUSA', key: { RegistrationNumber: 'ABC1234', State: 'NJ' }, vehicle: { Description: '2004 Dodge Durango' } };
@@ -209,5 +210,33 @@ describe.each(await enginesToTest())('keys as products on %s', (engine) => {
     await expect(t.services.accounts.updateKey('acme', key.id, { operations: ['CheckNowhere'] })).rejects.toThrow(/unknown operation CheckNowhere/);
     await expect(t.services.accounts.updateKey('acme', key.id, { allowedIps: ['10.0.0.0/33'] })).rejects.toThrow(/not an IP address or CIDR block/);
     await expect(t.services.accounts.updateKey('acme', key.id, { cap: { credits: 0, period: 'day' } })).rejects.toThrow(/cap must be/);
+  });
+
+  it("raises the account's alert (webhook key.cap.warning at 80%, key.cap.reached at 100%) once each per period", async () => {
+    await t.account('acme', 100);
+    const owner = as(t, await customer(t, 'acme', 'olivia'));
+    expect((await owner('POST', '/account/api/webhooks', { url: 'https://hooks.example.org/in' })).statusCode).toBe(201);
+    const { key, apiKey } = await newKey('acme', 'staging', { cap: { credits: 5, period: 'day' } });
+    const alerts = async () =>
+      (await t.services.storage.db.selectFrom('webhook_messages').select(['event_type', 'payload']).where('event_type', 'like', 'key.cap.%').orderBy('created_at').execute()).map((m) => ({
+        type: m.event_type,
+        data: (JSON.parse(m.payload) as { data: Record<string, unknown> }).data,
+      }));
+    for (let i = 0; i < 3; i++) expect((await json('acme', apiKey)).statusCode).toBe(200);
+    expect(await alerts()).toEqual([]);
+    expect((await json('acme', apiKey)).statusCode).toBe(200);
+    await until(async () => (await alerts()).length === 1);
+    expect((await json('acme', apiKey)).statusCode).toBe(200);
+    await until(async () => (await alerts()).length === 2);
+    expect((await json('acme', apiKey)).statusCode).toBe(429);
+    expect(await alerts()).toEqual([
+      { type: 'key.cap.warning', data: { account: { id: expect.any(Number), username: 'acme' }, key: { id: key.id, name: 'staging' }, cap: 5, period: 'day', periodKey: '2026-11-28', spent: 4, percent: 80 } },
+      { type: 'key.cap.reached', data: expect.objectContaining({ key: { id: key.id, name: 'staging' }, spent: 5, percent: 100 }) },
+    ]);
+    // The next day counts again from 0: the marks fire again when reached again.
+    clock.set('2026-11-29T08:00:00.000Z');
+    for (let i = 0; i < 4; i++) expect((await json('acme', apiKey)).statusCode).toBe(200);
+    await until(async () => (await alerts()).length === 3);
+    expect((await alerts())[2]).toMatchObject({ type: 'key.cap.warning', data: { periodKey: '2026-11-29', spent: 4 } });
   });
 });
