@@ -428,8 +428,7 @@ function checkAmount(amount: number, zeroAllowed: boolean): void {
 
 /** The settings after a change, or INVALID with the rule's message. */
 function checkedSettings(current: KeySettings, change: KeySettingsChange): KeySettings {
-  const empty = Object.values(change).every((v) => v === undefined);
-  if (empty) return current;
+  if (Object.keys(change).length === 0) return current;
   try {
     return applySettingsChange(current, change, OPERATIONS);
   } catch (error) {

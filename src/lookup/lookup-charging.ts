@@ -169,7 +169,7 @@ export class LookupCharging {
       apiKeyId: key?.id ?? null,
       userId: userIdOf(request),
       // Only a capped key's debit carries its cap: the writer adds a query for it alone.
-      ...(cap ? { cap: { keyId: (key as LiveKey).id, periodKey: capPeriodKey(cap.period, this.nowMs()) } } : {}),
+      ...(cap ? { cap: { keyId: key.id, periodKey: capPeriodKey(cap.period, this.nowMs()) } } : {}),
     };
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
     // The result is stored with the debit (DebitWriter): a retry is answered from it.

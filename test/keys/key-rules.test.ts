@@ -230,8 +230,8 @@ describe.each(await enginesToTest())('keys as products on %s', (engine) => {
     await until(async () => (await alerts()).length === 2);
     expect((await json('acme', apiKey)).statusCode).toBe(429);
     expect(await alerts()).toEqual([
-      { type: 'key.cap.warning', data: { account: { id: expect.any(Number), username: 'acme' }, key: { id: key.id, name: 'staging' }, cap: 5, period: 'day', periodKey: '2026-11-28', spent: 4, percent: 80 } },
-      { type: 'key.cap.reached', data: expect.objectContaining({ key: { id: key.id, name: 'staging' }, spent: 5, percent: 100 }) },
+      { type: 'key.cap.warning', data: { account: { id: expect.any(Number) as number, username: 'acme' }, key: { id: key.id, name: 'staging' }, cap: 5, period: 'day', periodKey: '2026-11-28', spent: 4, percent: 80 } },
+      { type: 'key.cap.reached', data: expect.objectContaining({ key: { id: key.id, name: 'staging' }, spent: 5, percent: 100 }) as Record<string, unknown> },
     ]);
     // The next day counts again from 0: the marks fire again when reached again.
     clock.set('2026-11-29T08:00:00.000Z');

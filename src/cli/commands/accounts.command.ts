@@ -43,7 +43,7 @@ function keySettingsOptions(command: Command): Command {
     .option('--per-second <n>', "the key's own requests per second (inside the account's)")
     .option('--per-day <n>', "the key's own requests per UTC day (inside the account's)")
     .option('--allow-ip <cidrs>', 'comma list of CIDR blocks the key may be used from')
-    .option('--label <key=value>', 'a label (repeatable)', (value: string, previous: string[] = []) => [...previous, value])
+    .option('--label <key=value>', 'a label (repeatable)', (value: string, previous?: string[]) => [...(previous ?? []), value])
     .option('--clear-cap', 'remove the cap')
     .option('--clear-operations', 'allow every operation again')
     .option('--clear-per-second', "remove the key's per-second limit")
