@@ -92,7 +92,7 @@ describe.each(await enginesToTest())('console: alerts and webhooks, test plates,
     const secret = secretOf(created.body);
     expect(secret).toMatch(/^whsec_/);
     const [endpoint] = await endpoints(await accountId('alice'));
-    expect(endpoint).toMatchObject({ url: `${receiver.url}/hooks`, description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted', 'key.cap.warning', 'key.cap.reached'] });
+    expect(endpoint).toMatchObject({ url: `${receiver.url}/hooks`, description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted'] });
     const href = `/console/account/webhooks/${endpoint?.id ?? 0}`;
     expect(created.body).toContain(`href="${href}"`);
 
