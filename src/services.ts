@@ -217,7 +217,9 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
   const idempotency = { repository: new IdempotencyRepository(storage), retentionMs: options.idempotencyRetentionMs ?? DEFAULT_IDEMPOTENCY_RETENTION_MS };
-  const debitWriter = new DebitWriter(storage, ledger, idempotency);
+  const debitWriter = new DebitWriter(storage, ledger, idempotency, (spend) => {
+    alerting.keyCaps.onKeySpend(spend);
+  });
   const pipeline = new LookupPipeline({
     accounts: accountCache,
     debits: new DebitBatcher(debitWriter, (batch) => {

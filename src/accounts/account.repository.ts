@@ -1,19 +1,22 @@
 import { sql, type Selectable } from 'kysely';
-import type { AccountsTable, ApiKeysTable, Db, Tx } from '../storage/database.js';
+import type { AccountsTable, Db, Tx } from '../storage/database.js';
 import { PreparedQuery } from '../storage/prepared-query.js';
-import { toAccount, type Account, type AccountRateLimits } from './account.js';
+import { toAccount, type Account, type AccountRateLimits, type LiveKeyRow } from './account.js';
 
 /** Persistence of accounts. Credit movements live in CreditLedgerRepository. */
 export class AccountRepository {
   /** Every authenticated request runs this one. */
   private readonly byUsername: PreparedQuery<Selectable<AccountsTable>>;
   /** The keys that have not been revoked; expired ones are refused when verified (matchApiKey). */
-  private readonly liveKeys: PreparedQuery<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>;
+  private readonly liveKeys: PreparedQuery<LiveKeyRow>;
 
   constructor(private readonly db: Db) {
     this.byUsername = new PreparedQuery(1, (p) => db.selectFrom('accounts').selectAll().where('username', '=', p(0)));
     this.liveKeys = new PreparedQuery(1, (p) =>
-      db.selectFrom('api_keys').select(['id', 'key_hash', 'expires_at']).where('account_id', '=', p(0)).where('revoked_at', 'is', null).orderBy('id'),
+      db
+        .selectFrom('api_keys')
+        .select(['id', 'name', 'key_hash', 'expires_at', 'cap_credits', 'cap_period', 'operations', 'rate_per_second', 'rate_per_day', 'allowed_ips', 'labels'])
+        .where('account_id', '=', p(0)).where('revoked_at', 'is', null).orderBy('id'),
     );
   }
 

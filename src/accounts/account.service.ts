@@ -9,7 +9,9 @@ import { accountStatus, USERNAME_PATTERN } from './account.js';
 import type { AccountRepository } from './account.repository.js';
 import { TRIAL_CREDITS_NOTE } from './ledger-queries.js';
 import { generateApiKey, hashApiKey, KEY_PREFIX_LENGTH, type RandomBytes } from './api-key.js';
-import { ApiKeyRepository, type ApiKeyInfo } from './api-key.repository.js';
+import { ApiKeyRepository, settingsOfInfo, type ApiKeyInfo, type ApiKeyWithSpend } from './api-key.repository.js';
+import { applySettingsChange, KeyRuleError, NO_SETTINGS, type KeySettings, type KeySettingsChange } from './key-rules.js';
+import { OPERATIONS } from '../catalogue/operations.js';
 
 export type AccountErrorCode = 'NOT_FOUND' | 'ALREADY_EXISTS' | 'INVALID' | 'INSUFFICIENT_CREDITS';
 
@@ -153,9 +155,45 @@ export class AccountService {
     return this.keys.list((await this.show(username)).id);
   }
 
-  /** A new key beside the existing ones; the secret is returned this once only. */
-  async createKey(username: string, name: string): Promise<{ key: ApiKeyInfo; apiKey: string }> {
+  /** Every key of the account with its spend this period (its cap's, else this UTC month). */
+  async listKeysWithSpend(username: string): Promise<ApiKeyWithSpend[]> {
+    return this.keys.listWithSpend((await this.show(username)).id, this.clock.now().getTime());
+  }
+
+  /** The account's live key named `name` (the CLI names keys), else its newest key of that name. */
+  async findKey(username: string, name: string): Promise<ApiKeyWithSpend> {
+    const keys = await this.listKeysWithSpend(username);
+    const now = this.clock.now().toISOString();
+    const named = keys.filter((k) => k.name === name);
+    const key = named.find((k) => k.revokedAt === null && (k.expiresAt === null || k.expiresAt > now)) ?? named.at(-1);
+    if (!key) throw new AccountError('NOT_FOUND', `account ${username} has no key named ${name}`);
+    return key;
+  }
+
+  /**
+   * Changes a key's own rules (issue 33): what `change` gives, the rest unchanged (null clears a
+   * rule). Audited with the settings before and after; lookups see it at once (the account cache
+   * is told, as for any key change).
+   */
+  async updateKey(username: string, keyId: number, change: KeySettingsChange): Promise<ApiKeyInfo> {
+    const account = await this.show(username);
+    const before = await this.keys.find(account.id, keyId);
+    if (!before || before.revokedAt !== null) throw new AccountError('NOT_FOUND', `account ${username} has no live key ${keyId}`);
+    const current = settingsOfInfo(before);
+    const next = checkedSettings(current, change);
+    const recount = next.cap !== null && (current.cap === null || current.cap.period !== next.cap.period);
+    await this.storage.transaction(async (tx) => {
+      await this.keys.updateSettings(tx, account.id, keyId, next, recount, this.clock.now().getTime());
+      await this.record(tx, 'key.update', username, { keyId, keyName: before.name, ...current }, { keyId, keyName: before.name, ...next });
+    });
+    await this.cache?.invalidate(username);
+    return (await this.keys.find(account.id, keyId)) as ApiKeyInfo;
+  }
+
+  /** A new key beside the existing ones, with its own rules if given; the secret is returned this once only. */
+  async createKey(username: string, name: string, settingsChange: KeySettingsChange = {}): Promise<{ key: ApiKeyInfo; apiKey: string }> {
     checkKeyName(name);
+    const settings = checkedSettings(NO_SETTINGS, settingsChange);
     const account = await this.show(username);
     if (this.liveCount(account) >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
     const apiKey = generateApiKey(this.random);
@@ -167,8 +205,8 @@ export class AccountService {
       const live = await this.keys.liveNames(tx, account.id, now);
       if (live.includes(name)) throw new AccountError('ALREADY_EXISTS', `account ${username} already has a live key named ${name}`);
       if (live.length >= MAX_LIVE_KEYS) throw new AccountError('INVALID', `an account may have at most ${MAX_LIVE_KEYS} live keys; revoke one first`);
-      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: now });
-      await this.record(tx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix }, 'account');
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name, ...secretParts(apiKey), createdAt: now, settings });
+      await this.record(tx, 'key.create', username, undefined, { keyId: inserted.id, keyName: name, keyPrefix: inserted.prefix, ...(settings === NO_SETTINGS ? {} : settings) }, 'account');
       return inserted;
     });
     await this.cache?.invalidate(username);
@@ -208,7 +246,9 @@ export class AccountService {
     const key = await this.storage.transaction(async (tx) => {
       const expiresAt = new Date(nowMs + graceSeconds * 1000).toISOString();
       await this.keys.expire(tx, account.id, keyId, expiresAt);
-      const inserted = await this.keys.insert(tx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now });
+      // The new key is the same product: its rules, and its cap's spend so far (issue 33).
+      const spend = await this.keys.spendOf(tx, keyId);
+      const inserted = await this.keys.insert(tx, { accountId: account.id, name: old.name, ...secretParts(apiKey), createdAt: now, settings: settingsOfInfo(old), spend });
       await this.record(tx, 'key.roll', username, { keyId, expiresAt: old.expiresAt }, { keyId, expiresAt, newKeyId: inserted.id, keyPrefix: inserted.prefix });
       return inserted;
     });
@@ -323,9 +363,13 @@ export class AccountService {
     return outcome;
   }
 
-  async usage(username: string, since?: string): Promise<LedgerEntry[]> {
+  /** The account's ledger rows, oldest first; only those of its key `keyName` when given (an unknown name is NOT_FOUND). */
+  async usage(username: string, since?: string, keyName?: string): Promise<LedgerEntry[]> {
     const account = await this.show(username);
-    return this.ledger.entries(account.id, since);
+    if (keyName !== undefined && !(await this.keys.list(account.id)).some((k) => k.name === keyName)) {
+      throw new AccountError('NOT_FOUND', `account ${username} has no key named ${keyName}`);
+    }
+    return this.ledger.entries(account.id, since, keyName);
   }
 
   /** The balance as `getcredits.aspx` reports it: 0 for an unknown user (compat-notes). */
@@ -379,5 +423,16 @@ function checkKeyName(name: string): void {
 function checkAmount(amount: number, zeroAllowed: boolean): void {
   if (!Number.isInteger(amount) || amount < (zeroAllowed ? 0 : 1) || amount > MAX_TOP_UP) {
     throw new AccountError('INVALID', `credits must be a whole number from ${zeroAllowed ? 0 : 1} to ${MAX_TOP_UP}`);
+  }
+}
+
+/** The settings after a change, or INVALID with the rule's message. */
+function checkedSettings(current: KeySettings, change: KeySettingsChange): KeySettings {
+  if (Object.keys(change).length === 0) return current;
+  try {
+    return applySettingsChange(current, change, OPERATIONS);
+  } catch (error) {
+    if (error instanceof KeyRuleError) throw new AccountError('INVALID', error.message);
+    throw error;
   }
 }

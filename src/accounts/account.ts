@@ -1,6 +1,13 @@
 import type { Selectable } from 'kysely';
 import type { AccountsTable, ApiKeysTable } from '../storage/database.js';
 import type { LiveKey } from './api-key.js';
+import { compileRules, settingsOf } from './key-rules.js';
+
+/** The columns of a live key the account cache holds (AccountRepository.liveKeys). */
+export type LiveKeyRow = Pick<
+  Selectable<ApiKeysTable>,
+  'id' | 'name' | 'key_hash' | 'expires_at' | 'cap_credits' | 'cap_period' | 'operations' | 'rate_per_second' | 'rate_per_day' | 'allowed_ips' | 'labels'
+>;
 
 /** An account as the domain sees it. */
 export interface Account {
@@ -37,11 +44,11 @@ export interface AccountRateLimits {
   readonly perDay: number | null;
 }
 
-export function toAccount(row: Selectable<AccountsTable>, keys: ReadonlyArray<Pick<Selectable<ApiKeysTable>, 'id' | 'key_hash' | 'expires_at'>>): Account {
+export function toAccount(row: Selectable<AccountsTable>, keys: readonly LiveKeyRow[]): Account {
   return {
     id: row.id,
     username: row.username,
-    apiKeys: keys.map((k) => ({ id: k.id, hash: k.key_hash, expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) })),
+    apiKeys: keys.map(toLiveKey),
     credits: row.credits,
     disabled: row.disabled !== 0,
     requireApiKey: row.require_api_key !== 0,
@@ -54,3 +61,9 @@ export function toAccount(row: Selectable<AccountsTable>, keys: ReadonlyArray<Pi
 /** Usernames: 1 to 64 characters of letters, digits and . _ @ - (they appear in URLs and logs). */
 export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
+
+function toLiveKey(k: LiveKeyRow): LiveKey {
+  const base = { id: k.id, hash: k.key_hash, expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) };
+  const rules = compileRules(k.id, k.name, settingsOf(k));
+  return rules === undefined ? base : { ...base, rules };
+}

@@ -1,4 +1,5 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { KeyRules } from './key-rules.js';
 
 /** Random source for keys; tests may pass a deterministic one. */
 export type RandomBytes = (size: number) => Buffer;
@@ -36,18 +37,20 @@ export interface LiveKey {
   readonly hash: string;
   /** Milliseconds since the epoch after which the key no longer works (a rolled key); null: never. */
   readonly expiresAtMs: number | null;
+  /** The key's own rules (issue 33); undefined for a key without any: nothing more is checked for it. */
+  readonly rules?: KeyRules;
 }
 
 /**
- * The id of the live key `apiKey` is, or undefined. The key is hashed once and compared with every
+ * The live key `apiKey` is, or undefined. The key is hashed once and compared with every
  * live key of the account in constant time (an account has a handful at most).
  */
-export function matchApiKey(apiKey: string, keys: readonly LiveKey[], nowMs: number): number | undefined {
+export function matchApiKey(apiKey: string, keys: readonly LiveKey[], nowMs: number): LiveKey | undefined {
   const presented = Buffer.from(hashApiKey(apiKey), 'hex');
-  let found: number | undefined;
+  let found: LiveKey | undefined;
   for (const key of keys) {
     // No early exit: every key is compared, so timing does not tell which one matched.
-    if (hashMatches(presented, key.hash) && (key.expiresAtMs === null || key.expiresAtMs > nowMs)) found = key.id;
+    if (hashMatches(presented, key.hash) && (key.expiresAtMs === null || key.expiresAtMs > nowMs)) found = key;
   }
   return found;
 }

@@ -90,6 +90,11 @@ export interface LedgerRow {
   readonly requestId: string | null;
   readonly reference: string | null;
   readonly note: string | null;
+  /** The API key that made the lookup (issue 33): its name; null when none was recorded (rows before keys were, grants, username-only lookups). */
+  readonly key: string | null;
+  readonly keyId: number | null;
+  /** The console user of a Try it lookup. */
+  readonly user: string | null;
 }
 
 export interface LedgerFilter {
@@ -99,6 +104,8 @@ export interface LedgerFilter {
   readonly interface?: string | undefined;
   /** Only rows of these kinds (ledgerKinds); undefined: every row. */
   readonly kinds?: readonly LedgerKind[] | undefined;
+  /** Rows of the account's keys of this name (a rolled key's old and new secret share it; issue 33). */
+  readonly key?: string | undefined;
   /** Rows with a smaller id (paging from the newest backwards). */
   readonly before?: number | undefined;
   readonly limit: number;
@@ -123,6 +130,15 @@ export interface UsageRow {
  */
 const USAGE_KINDS = KINDS_OF_TYPE.lookups;
 
+/** One UTC day's lookups of one API key (null: lookups without a key). */
+export interface KeyUsageRow {
+  readonly day: string;
+  readonly key: string | null;
+  readonly lookups: number;
+  readonly freeLookups: number;
+  readonly credits: number;
+}
+
 function reason(row: Selectable<LedgerTable>): LedgerReason {
   switch (row.kind) {
     case 'debit':
@@ -145,7 +161,7 @@ function isLookup(kind: LedgerKind): boolean {
   return kind === 'debit' || kind === 'free' || kind === 'reversal';
 }
 
-function toRow(row: Selectable<LedgerTable>): LedgerRow {
+function toRow(row: Selectable<LedgerTable> & { key_name: string | null; user_name: string | null }): LedgerRow {
   return {
     id: row.id,
     at: row.created_at,
@@ -159,6 +175,9 @@ function toRow(row: Selectable<LedgerTable>): LedgerRow {
     requestId: row.request_id,
     reference: row.reference,
     note: isLookup(row.kind) ? null : row.query,
+    key: row.key_name,
+    keyId: row.api_key_id,
+    user: row.user_name,
   };
 }
 
@@ -173,15 +192,55 @@ export class LedgerQueries {
 
   /** Newest first. */
   async rows(accountId: number, filter: LedgerFilter): Promise<LedgerRow[]> {
-    let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
-    if (filter.from !== undefined) query = query.where('created_at', '>=', filter.from);
-    if (filter.to !== undefined) query = query.where('created_at', '<', filter.to);
-    if (filter.operation !== undefined) query = query.where('operation', '=', filter.operation);
-    if (filter.interface !== undefined) query = query.where('interface', '=', filter.interface);
-    if (filter.kinds !== undefined) query = query.where('kind', 'in', filter.kinds);
-    if (filter.before !== undefined) query = query.where('id', '<', filter.before);
-    const rows = await query.orderBy('id', 'desc').limit(filter.limit).execute();
+    let query = this.db
+      .selectFrom('ledger')
+      .leftJoin('api_keys', 'api_keys.id', 'ledger.api_key_id')
+      .leftJoin('users', 'users.id', 'ledger.user_id')
+      .selectAll('ledger')
+      .select(['api_keys.name as key_name', 'users.name as user_name'])
+      .where('ledger.account_id', '=', accountId);
+    if (filter.from !== undefined) query = query.where('ledger.created_at', '>=', filter.from);
+    if (filter.to !== undefined) query = query.where('ledger.created_at', '<', filter.to);
+    if (filter.operation !== undefined) query = query.where('ledger.operation', '=', filter.operation);
+    if (filter.interface !== undefined) query = query.where('ledger.interface', '=', filter.interface);
+    if (filter.kinds !== undefined) query = query.where('ledger.kind', 'in', filter.kinds);
+    if (filter.key !== undefined) query = query.where('ledger.api_key_id', 'in', this.keyIds(accountId, filter.key));
+    if (filter.before !== undefined) query = query.where('ledger.id', '<', filter.before);
+    const rows = await query.orderBy('ledger.id', 'desc').limit(filter.limit).execute();
     return rows.map(toRow);
+  }
+
+  /** The ids of the account's keys named `name` (a subquery). */
+  private keyIds(accountId: number, name: string) {
+    return this.db.selectFrom('api_keys').select('id').where('account_id', '=', accountId).where('name', '=', name);
+  }
+
+  /**
+   * Lookups (charged and free) and credits of one account by UTC day and API key (issue 33: the
+   * usage page's chart per key, the usage API's `byKey`). Rows without a key (username-only and
+   * console lookups, rows before keys were recorded) are one group, key null.
+   */
+  async usageByKey(accountId: number, from: string, to: string): Promise<KeyUsageRow[]> {
+    const day = sql<string>`substr(ledger.created_at, 1, 10)`;
+    const rows = await this.db
+      .selectFrom('ledger')
+      .leftJoin('api_keys', 'api_keys.id', 'ledger.api_key_id')
+      .select([
+        day.as('day'),
+        'api_keys.name as key',
+        (eb) => eb.fn.countAll<number | string>().as('lookups'),
+        (eb) => eb.fn.countAll<number | string>().filterWhere('ledger.kind', '=', 'free').as('free_lookups'),
+        (eb) => eb.fn.sum<number | string>('ledger.delta').as('delta'),
+      ])
+      .where('ledger.account_id', '=', accountId)
+      .where('ledger.kind', 'in', USAGE_KINDS)
+      .where('ledger.created_at', '>=', from)
+      .where('ledger.created_at', '<', to)
+      .groupBy([day, 'api_keys.name'])
+      .orderBy(day)
+      .orderBy('api_keys.name')
+      .execute();
+    return rows.map((r) => ({ day: r.day, key: r.key, lookups: Number(r.lookups), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
   }
 
   /**
@@ -189,8 +248,8 @@ export class LedgerQueries {
    * the store from the ledger_account_usage index alone (migration 0007; (account_id, kind,
    * created_at, operation, delta): one range per kind, and every column the query reads).
    */
-  usage(accountId: number, from: string, to: string): Promise<UsageRow[]> {
-    return this.aggregate(accountId, from, to);
+  usage(accountId: number, from: string, to: string, key?: string): Promise<UsageRow[]> {
+    return this.aggregate(accountId, from, to, key);
   }
 
   /**
@@ -207,8 +266,11 @@ export class LedgerQueries {
    * engines, so the UTC day is the first ten characters. Only rows of USAGE_KINDS count: other kinds
    * (top-ups, removals, and whatever else the ledger comes to record) are not usage.
    */
-  private async aggregate(accountId: number | undefined, from: string, to: string): Promise<UsageRow[]> {
-    const rows = await this.usageQuery(accountId, from, to).execute();
+  private async aggregate(accountId: number | undefined, from: string, to: string, key?: string): Promise<UsageRow[]> {
+    let query = this.usageQuery(accountId, from, to);
+    // Only with a key: the query without one keeps its index-only plan (usage-aggregates.test.ts).
+    if (key !== undefined && accountId !== undefined) query = query.where('api_key_id', 'in', this.keyIds(accountId, key));
+    const rows = await query.execute();
     // A reversal row undoes one debit: it is not a lookup, and it takes its debit off the count.
     return rows.map((r) => ({ day: r.day, operation: r.operation ?? '', lookups: Number(r.lookups) - 2 * Number(r.reversals), freeLookups: Number(r.free_lookups), credits: 0 - Number(r.delta) }));
   }
@@ -235,7 +297,7 @@ export class LedgerQueries {
   }
 }
 
-const CSV_COLUMNS = ['id', 'at', 'reason', 'delta', 'balanceAfter', 'operation', 'interface', 'query', 'requestId', 'reference', 'note'] as const;
+const CSV_COLUMNS = ['id', 'at', 'reason', 'delta', 'balanceAfter', 'operation', 'interface', 'query', 'requestId', 'reference', 'note', 'key', 'user'] as const;
 
 /** RFC 4180 CSV; cells starting with = + - @ are prefixed with ' so spreadsheets do not run them. */
 export function ledgerCsv(rows: readonly LedgerRow[]): string {

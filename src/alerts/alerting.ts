@@ -4,6 +4,7 @@ import type { Storage } from '../storage/create-database.js';
 import { WebhookDispatcher } from '../webhooks/webhook-dispatcher.js';
 import { WebhookRepository } from '../webhooks/webhook.repository.js';
 import { WebhookService } from '../webhooks/webhook.service.js';
+import { KeyCapAlerts } from './key-cap-alerts.js';
 import { CreditAlerts, CreditAlertSweeper } from './credit-alerts.js';
 
 /** Low-credit alerts and webhook delivery (docs/configuration.md, docs/webhooks.md); read by src/config/alert-config.ts. */
@@ -34,6 +35,8 @@ export interface WarnLog {
  */
 export interface Alerting {
   readonly alerts: CreditAlerts;
+  /** Alerts at 80% and 100% of an API key's cap (issue 33). */
+  readonly keyCaps: KeyCapAlerts;
   readonly webhooks: WebhookService;
   readonly repository: WebhookRepository;
   readonly dispatcher: WebhookDispatcher;
@@ -61,6 +64,7 @@ export function createAlerting(storage: Pick<Storage, 'db' | 'transaction' | 'sk
   const sweeper = new CreditAlertSweeper(alerts, config.sweepMs, log);
   return {
     alerts,
+    keyCaps: new KeyCapAlerts(storage, webhooks, log),
     webhooks,
     repository,
     dispatcher,

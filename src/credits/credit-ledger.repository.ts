@@ -16,6 +16,12 @@ export interface LedgerEntry {
   readonly balanceAfter: number;
   readonly requestId: string | null;
   readonly createdAt: string;
+  /** The API key that made the lookup (null: none recorded, or before keys were recorded). */
+  readonly apiKeyId: number | null;
+  /** The console user of a Try it lookup. */
+  readonly userId: number | null;
+  /** The name of the API key (entries() joins it); null without one. */
+  readonly key: string | null;
 }
 
 export interface DebitDetails {
@@ -30,6 +36,23 @@ export interface DebitDetails {
    * account already holds a live record under the key. Absent: no record, no extra query.
    */
   readonly idempotency?: { readonly key: string; readonly result: string };
+  /** The API key that made the lookup (ledger.api_key_id, issue 33); absent or null: none. */
+  readonly apiKeyId?: number | null;
+  /** The console user of a Try it lookup (ledger.user_id). */
+  readonly userId?: number | null;
+  /**
+   * The key's credit cap this debit counts against: the debit writer moves the key's spend in the
+   * debit's transaction with a conditional update, as the balance, and does not debit when the cap
+   * would be passed (KEY_CAP_REACHED). Absent: the key has no cap, no query is added.
+   */
+  readonly cap?: KeyCapCharge;
+}
+
+/** What a capped key's debit counts against (DebitDetails.cap). */
+export interface KeyCapCharge {
+  readonly keyId: number;
+  /** The cap's period at the debit's time (capPeriodKey): a row still in an older one starts again from 0. */
+  readonly periodKey: string;
 }
 
 /** A lookup of an account that cost nothing, as its ledger row records it (kind `free`, delta 0). */
@@ -40,6 +63,8 @@ export interface FreeLookupDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly reason: FreeReason;
+  readonly apiKeyId?: number | null;
+  readonly userId?: number | null;
 }
 
 /**
@@ -54,6 +79,11 @@ export interface ReversalDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly cost: number;
+  /** The debit's key and console user (issue 33), named on the reversal row too. */
+  readonly apiKeyId?: number | null;
+  readonly userId?: number | null;
+  /** The debit's key cap charge, given back with it when the cap's period has not turned. */
+  readonly cap?: KeyCapCharge;
 }
 
 /** A grant (`delta` > 0) or removal (`delta` < 0) of credits outside lookups, as its ledger row records it. */
@@ -72,11 +102,11 @@ export interface FreeLookupRow {
   readonly details: FreeLookupDetails;
 }
 
-/** Parameters of one free row: the account id and the six details. */
-const FREE_ROW_ARITY = 7;
+/** Parameters of one free row: the account id and the eight details. */
+const FREE_ROW_ARITY = 9;
 
 /** Parameters of one debit row (its kind is a constant). */
-const DEBIT_ROW_ARITY = 8;
+const DEBIT_ROW_ARITY = 10;
 
 /**
  * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
@@ -84,7 +114,7 @@ const DEBIT_ROW_ARITY = 8;
  */
 const MAX_ROWS_PER_INSERT = 32;
 
-function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
+function toEntry(row: Selectable<LedgerTable> & { key_name: string | null }): LedgerEntry {
   return {
     id: row.id,
     kind: row.kind,
@@ -96,6 +126,9 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
     balanceAfter: row.balance_after,
     requestId: row.request_id,
     createdAt: row.created_at,
+    apiKeyId: row.api_key_id,
+    userId: row.user_id,
+    key: row.key_name,
   };
 }
 
@@ -142,6 +175,8 @@ export class CreditLedgerRepository {
               balance_after: at(5),
               request_id: at(6),
               created_at: at(7),
+              api_key_id: at(8),
+              user_id: at(9),
             };
           }),
         ),
@@ -178,6 +213,9 @@ export class CreditLedgerRepository {
               eb.val(at(4)).as('request_id'),
               eb.val(at(5)).as('created_at'),
               eb.val(at(6)).as('free_reason'),
+              // Typed: a bare parameter in a SELECT list is text to PostgreSQL (the columns are integers).
+              eb.cast(eb.val(at(7)), 'integer').as('api_key_id'),
+              eb.cast(eb.val(at(8)), 'integer').as('user_id'),
             ])
             .where('id', '=', at(0));
         };
@@ -185,7 +223,7 @@ export class CreditLedgerRepository {
         for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
         return db
           .insertInto('ledger')
-          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason'])
+          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'api_key_id', 'user_id'])
           .expression(union);
       });
       this.freeRowInserts.set(rows, query);
@@ -203,7 +241,7 @@ export class CreditLedgerRepository {
       const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
       const args: unknown[] = [];
       for (const { accountId, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason);
+        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.apiKeyId ?? null, details.userId ?? null);
       }
       await this.insertFreeRows(chunk.length).run(tx, ...args);
     }
@@ -222,6 +260,36 @@ export class CreditLedgerRepository {
   }
 
   /**
+   * Counts `cost` against a key's credit cap in the period `periodKey`, if the cap allows it: one
+   * conditional update of the key's row, as the balance's (its row lock makes concurrent debits on
+   * every instance wait and re-check). A row still counting an earlier period starts this one
+   * from 0 in the same update, so the period's turn needs no job. Returns the spend after it and
+   * the cap (null when the key's cap was removed meanwhile: counted, never refused), or undefined
+   * when the cap would be passed (nothing changed).
+   */
+  async countKeySpend(tx: Tx, keyId: number, periodKey: string, cost: number): Promise<{ spent: number; cap: number | null } | undefined> {
+    const spentInPeriod = sql<number>`(case when cap_period_key = ${periodKey} then cap_spent else 0 end)`;
+    const row = await tx.db
+      .updateTable('api_keys')
+      .set({ cap_spent: sql<number>`${spentInPeriod} + ${cost}`, cap_period_key: periodKey })
+      .where('id', '=', keyId)
+      .where(sql<boolean>`(cap_credits is null or ${spentInPeriod} + ${cost} <= cap_credits)`)
+      .returning(['cap_spent', 'cap_credits'])
+      .executeTakeFirst();
+    return row ? { spent: row.cap_spent, cap: row.cap_credits } : undefined;
+  }
+
+  /** Gives back a spend countKeySpend counted, in the same transaction (the balance then did not cover the debit). */
+  async uncountKeySpend(tx: Tx, keyId: number, periodKey: string, cost: number): Promise<void> {
+    await tx.db
+      .updateTable('api_keys')
+      .set({ cap_spent: sql<number>`cap_spent - ${cost}` })
+      .where('id', '=', keyId)
+      .where('cap_period_key', '=', periodKey)
+      .execute();
+  }
+
+  /**
    * Ledger rows of debits already applied to the balance, MAX_ROWS_PER_INSERT per statement, from
    * `start`; at once on SQLite (Tx.run), with no promise.
    */
@@ -235,7 +303,7 @@ export class CreditLedgerRepository {
     const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
     const args: unknown[] = [];
     for (const { cost, balanceAfter, details } of chunk) {
-      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.apiKeyId ?? null, details.userId ?? null);
     }
     return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }
@@ -295,8 +363,12 @@ export class CreditLedgerRepository {
         balance_after: updated.credits,
         request_id: reversal.requestId,
         created_at: reversal.createdAt,
+        api_key_id: reversal.apiKeyId ?? null,
+        user_id: reversal.userId ?? null,
       })
       .execute();
+    // A reversed debit spent nothing of its key's cap either (issue 33).
+    if (reversal.cap) await this.uncountKeySpend(tx, reversal.cap.keyId, reversal.cap.periodKey, reversal.cost);
     return updated.credits;
   }
 
@@ -357,10 +429,17 @@ export class CreditLedgerRepository {
     await tx.db.insertInto('credit_references').values({ account_id: accountId, kind, reference, ledger_id: ledgerId }).execute();
   }
 
-  async entries(accountId: number, since?: string): Promise<LedgerEntry[]> {
-    let query = this.db.selectFrom('ledger').selectAll().where('account_id', '=', accountId);
-    if (since !== undefined) query = query.where('created_at', '>=', since);
-    const rows = await query.orderBy('id').execute();
+  /** The account's ledger, oldest first; from `since`; only the rows of its keys named `keyName` when given. */
+  async entries(accountId: number, since?: string, keyName?: string): Promise<LedgerEntry[]> {
+    let query = this.db
+      .selectFrom('ledger')
+      .leftJoin('api_keys', 'api_keys.id', 'ledger.api_key_id')
+      .selectAll('ledger')
+      .select('api_keys.name as key_name')
+      .where('ledger.account_id', '=', accountId);
+    if (since !== undefined) query = query.where('ledger.created_at', '>=', since);
+    if (keyName !== undefined) query = query.where('api_keys.name', '=', keyName);
+    const rows = await query.orderBy('ledger.id').execute();
     return rows.map(toEntry);
   }
 }

@@ -186,9 +186,9 @@ export async function giveBackUnsettled(
 ): Promise<Array<{ readonly requestId: string; readonly accountId: number; readonly cost: number; readonly given: boolean; readonly error?: unknown }>> {
   const results = [];
   for (const { accountId, cost, details } of batch.debits) {
-    const { operation, interface: iface, query, requestId } = details;
+    const { operation, interface: iface, query, requestId, apiKeyId, userId, cap } = details;
     try {
-      await writer.reverse(accountId, { operation, interface: iface, query, requestId, cost, createdAt: now() }, details.idempotency?.key);
+      await writer.reverse(accountId, { operation, interface: iface, query, requestId, cost, createdAt: now(), apiKeyId: apiKeyId ?? null, userId: userId ?? null, ...(cap ? { cap } : {}) }, details.idempotency?.key);
       results.push({ requestId, accountId, cost, given: true });
     } catch (error) {
       results.push({ requestId, accountId, cost, given: false, error });

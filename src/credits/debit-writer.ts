@@ -17,8 +17,25 @@ export interface DebitRequest {
  */
 export const KEY_TAKEN = Symbol('idempotency key taken');
 
-/** A debit's outcome: the balance after it, undefined when the balance did not cover it, or KEY_TAKEN. */
-export type DebitResult = number | undefined | typeof KEY_TAKEN;
+/**
+ * A debit that was not made because its API key's credit cap would be passed in the cap's period
+ * (issue 33): nothing was debited and the key's spend is unchanged.
+ */
+export const KEY_CAP_REACHED = Symbol('key cap reached');
+
+/** A debit's outcome: the balance after it, undefined when the balance did not cover it, KEY_TAKEN or KEY_CAP_REACHED. */
+export type DebitResult = number | undefined | typeof KEY_TAKEN | typeof KEY_CAP_REACHED;
+
+/** A capped key's spend moved by a committed debit (for the cap alerts: KeyCapAlerts). */
+export interface KeySpend {
+  readonly accountId: number;
+  readonly keyId: number;
+  readonly cost: number;
+  /** The key's spend in the period after this debit, and its cap then. */
+  readonly spentAfter: number;
+  readonly cap: number;
+  readonly periodKey: string;
+}
 
 /** Idempotency records and how long they count (IDEMPOTENCY_RETENTION_HOURS). */
 export interface IdempotencyOptions {
@@ -58,6 +75,8 @@ export class DebitWriter {
     private readonly storage: Pick<Storage, 'transaction'>,
     private readonly ledger: CreditLedgerRepository,
     private readonly idempotency?: IdempotencyOptions,
+    /** Told after the COMMIT of each capped key's debit (key cap alerts); never awaited. */
+    private readonly onKeySpend?: (spend: KeySpend) => void,
   ) {}
 
   /**
@@ -69,8 +88,10 @@ export class DebitWriter {
   write(batch: readonly DebitRequest[], free: readonly FreeLookupRow[] = NO_FREE_ROWS): Promise<DebitResult[]> {
     const byAccount = new Map<number, number[]>();
     let keyed = false;
+    let capped = false;
     for (const [index, request] of batch.entries()) {
       if (request.details.idempotency) keyed = true;
+      if (request.details.cap) capped = true;
       const indexes = byAccount.get(request.accountId);
       if (indexes) indexes.push(index);
       else byAccount.set(request.accountId, [index]);
@@ -78,20 +99,29 @@ export class DebitWriter {
     const accounts = [...byAccount.keys()].sort((a, b) => a - b);
     // The common batch (debits without a key, no free rows) runs at once on SQLite: no promise
     // per statement (Tx.run), so the whole transaction costs one (test/cost/ counts them).
-    if (!keyed && free.length === 0) {
+    if (!keyed && !capped && free.length === 0) {
       return this.storage.transaction((tx) => this.debitAccounts(tx, accounts, byAccount, batch, new Array<DebitResult>(batch.length), 0), KNOWN_OUTCOME);
     }
-    // Keyed batches and batches with free rows: on SQLite every statement but the rare ones (the
-    // purge once a minute, a release, free rows) runs at once too, so a key's first lookup costs
-    // its claim statement, not a promise per statement (it cost 42 promises more than a plain
-    // lookup when this was an async function: test/cost/).
-    return this.storage.transaction((tx) => {
+    // Keyed or capped batches and batches with free rows: on SQLite every statement but the rare
+    // ones (the purge once a minute, a release, free rows) runs at once too, so a key's first
+    // lookup costs its claim statement, not a promise per statement (it cost 42 promises more than
+    // a plain lookup when this was an async function: test/cost/).
+    const spends: KeySpend[] = [];
+    const written = this.storage.transaction((tx) => {
+      spends.length = 0;
       const results = new Array<DebitResult>(batch.length);
       const purged = keyed ? this.purgeExpired(tx, batch) : undefined;
-      const debited = andThen(purged, () => inOrder(accounts, (accountId) => this.debitAccount(tx, accountId, byAccount.get(accountId) ?? [], batch, results, keyed)));
+      const debited = andThen(purged, () =>
+        inOrder(accounts, (accountId) => this.debitAccount(tx, accountId, byAccount.get(accountId) ?? [], batch, results, { keyed, capped, spends })),
+      );
       // After the debits: a free row of an account debited in this batch shows the balance after them.
       return andThen(debited, () => (free.length > 0 ? this.ledger.writeFreeRows(tx, free).then(() => results) : results));
     }, KNOWN_OUTCOME);
+    if (!capped || !this.onKeySpend) return written;
+    return written.then((results) => {
+      for (const spend of spends) this.onKeySpend?.(spend);
+      return results;
+    });
   }
 
   /**
@@ -110,31 +140,87 @@ export class DebitWriter {
     });
   }
 
-  /** One account's debits of a keyed batch (or one with free rows): its keys claimed first, then debitMany. */
-  private debitAccount(tx: Tx, accountId: number, indexes: readonly number[], batch: readonly DebitRequest[], results: DebitResult[], keyed: boolean): MaybePromise<void> {
-    const claimed = keyed ? this.claimKeys(tx, accountId, indexes, batch, results) : indexes;
-    return andThen(claimed, (toDebit) =>
-      andThen(
-        this.ledger.debitMany(
-          tx,
-          accountId,
-          toDebit.map((i) => batch[i] as DebitRequest),
-        ),
-        (after) => {
-          const unpaidKeys: string[] = [];
-          for (const [i, batchIndex] of toDebit.entries()) {
-            const balance = after[i];
-            results[batchIndex] = balance;
-            const key = batch[batchIndex]?.details.idempotency?.key;
-            // An unpaid lookup keeps no record: a retry once the account is topped up is charged.
-            if (balance === undefined && key !== undefined) unpaidKeys.push(key);
-          }
-          if (unpaidKeys.length === 0) return undefined;
-          const { repository } = this.requireIdempotency();
-          return inOrder(unpaidKeys, (key) => repository.release(tx, accountId, key));
-        },
-      ),
+  /**
+   * One account's debits of a keyed or capped batch (or one with free rows): its Idempotency-Keys
+   * claimed first, then its keys' caps counted (countCaps), then debitMany. An unpaid debit keeps
+   * no idempotency record and gives back what it counted of its key's cap, in the same transaction.
+   */
+  private debitAccount(
+    tx: Tx,
+    accountId: number,
+    indexes: readonly number[],
+    batch: readonly DebitRequest[],
+    results: DebitResult[],
+    batchKind: { readonly keyed: boolean; readonly capped: boolean; readonly spends: KeySpend[] },
+  ): MaybePromise<void> {
+    const claimed = batchKind.keyed ? this.claimKeys(tx, accountId, indexes, batch, results) : indexes;
+    return andThen(claimed, (afterClaims) =>
+      andThen(batchKind.capped ? this.countCaps(tx, accountId, afterClaims, batch, results) : undefined, (counted) => {
+        const toDebit = counted ? counted.indexes : afterClaims;
+        return andThen(
+          this.ledger.debitMany(
+            tx,
+            accountId,
+            toDebit.map((i) => batch[i] as DebitRequest),
+          ),
+          (after) => {
+            const unpaidKeys: string[] = [];
+            const uncounted: KeySpend[] = [];
+            for (const [i, batchIndex] of toDebit.entries()) {
+              const balance = after[i];
+              results[batchIndex] = balance;
+              const key = batch[batchIndex]?.details.idempotency?.key;
+              // An unpaid lookup keeps no record: a retry once the account is topped up is charged.
+              if (balance === undefined && key !== undefined) unpaidKeys.push(key);
+              const spend = counted?.spends.get(batchIndex);
+              if (spend === undefined) continue;
+              // An unpaid lookup spent nothing of its key's cap either: given back in the same transaction.
+              if (balance === undefined) uncounted.push(spend);
+              else batchKind.spends.push(spend);
+            }
+            if (unpaidKeys.length === 0 && uncounted.length === 0) return undefined;
+            return andThen(
+              inOrder(unpaidKeys, (key) => this.requireIdempotency().repository.release(tx, accountId, key)),
+              () => inOrder(uncounted, (spend) => this.ledger.uncountKeySpend(tx, spend.keyId, spend.periodKey, spend.cost)),
+            );
+          },
+        );
+      }),
     );
+  }
+
+  /**
+   * Counts the capped debits of one account against their keys' caps, in key id order (the lock
+   * order on every instance: a key's row is locked before its account's, and keys belong to one
+   * account), each a conditional update in this transaction; those that would pass a cap are
+   * answered KEY_CAP_REACHED and left out. Returns the indexes still to debit, in arrival order,
+   * and each counted debit's spend (given back by the caller if the balance then does not cover it).
+   */
+  private async countCaps(
+    tx: Tx,
+    accountId: number,
+    indexes: readonly number[],
+    batch: readonly DebitRequest[],
+    results: DebitResult[],
+  ): Promise<{ indexes: number[]; spends: Map<number, KeySpend> }> {
+    const spends = new Map<number, KeySpend>();
+    const capped = indexes.filter((i) => batch[i]?.details.cap !== undefined);
+    if (capped.length === 0) return { indexes: [...indexes], spends };
+    const keyOf = (i: number): number => batch[i]?.details.cap?.keyId ?? 0;
+    capped.sort((a, b) => keyOf(a) - keyOf(b) || a - b);
+    const refused = new Set<number>();
+    for (const i of capped) {
+      const { details, cost } = batch[i] as DebitRequest;
+      const cap = details.cap as NonNullable<DebitDetails['cap']>;
+      const counted = await this.ledger.countKeySpend(tx, cap.keyId, cap.periodKey, cost);
+      if (counted === undefined) {
+        refused.add(i);
+        results[i] = KEY_CAP_REACHED;
+      } else if (counted.cap !== null) {
+        spends.set(i, { accountId, keyId: cap.keyId, cost, spentAfter: counted.spent, cap: counted.cap, periodKey: cap.periodKey });
+      }
+    }
+    return { indexes: indexes.filter((i) => !refused.has(i)), spends };
   }
 
   /** The debits of `accounts` from index `from` on, without keys: each account's in one debitMany. */

@@ -1,6 +1,8 @@
 import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
-import { matchApiKey } from '../accounts/api-key.js';
+import { matchApiKey, type LiveKey } from '../accounts/api-key.js';
+import type { KeyRules } from '../accounts/key-rules.js';
+import type { OperationDeclaration } from '../catalogue/operation.js';
 import { Catalogue } from '../catalogue/catalogue.js';
 import type { RateDecision, RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
@@ -16,6 +18,12 @@ export const CREDENTIALS_REQUIRED = "This operation needs the account's credenti
  * no account, so the call may only be answered anonymously (`admitAnonymous`).
  */
 export const ANONYMOUS = Symbol('anonymous caller');
+
+/** Who a lookup is for: the account, and the API key that authenticated it (none: username alone, or the console). */
+export interface Authenticated {
+  readonly account: Account;
+  readonly key: LiveKey | undefined;
+}
 
 /** What the authentication stages need from the pipeline's dependencies (LookupPipelineDeps). */
 export interface LookupAuthenticationDeps {
@@ -42,7 +50,7 @@ export class LookupAuthentication {
    * it); the JSON interface and the console authenticate before resolving (`undefined`).
    * ANONYMOUS for an XML call of an operation without a username that sent no Basic credentials.
    */
-  authenticate(auth: LookupAuth, named: BoundCall | undefined): MaybePromise<Account> | typeof ANONYMOUS {
+  authenticate(auth: LookupAuth, named: BoundCall | undefined): MaybePromise<Authenticated> | typeof ANONYMOUS {
     if (auth.mode === 'session') return this.bySession(auth.username);
     if (auth.mode === 'api-key' || named === undefined) return this.byKey(auth.basic);
     if (!Catalogue.takesUsername(named.operation)) {
@@ -56,11 +64,46 @@ export class LookupAuthentication {
    * Stage "rate limit": counts the request against the account's rate limits (issue 5). Before
    * anything that costs: a refused request reads no data, asks no upstream and debits nothing.
    */
-  rateLimit(account: Account, request: LookupRequest): Promise<void> | undefined {
+  rateLimit(account: Account, request: LookupRequest, rules?: KeyRules): Promise<void> | undefined {
     const decision = this.deps.rateLimiter?.check(account);
     // Accounts without limits (the default) get a plain value: nothing to await on the hot path.
-    if (decision instanceof Promise) return decision.then((d) => { this.refuseIfLimited(d, account, request); });
+    if (decision instanceof Promise) {
+      return decision.then((d) => {
+        this.refuseIfLimited(d, account, request);
+        return rules === undefined ? undefined : this.keyRateLimit(rules, request);
+      });
+    }
     if (decision) this.refuseIfLimited(decision, account, request);
+    return rules === undefined ? undefined : this.keyRateLimit(rules, request);
+  }
+
+  /**
+   * A key's own rules that do not depend on the operation (issue 33), before its rate limits
+   * count the request: its allowed client addresses. Only called for a key with rules.
+   */
+  checkKeyAddress(rules: KeyRules, request: LookupRequest): void {
+    if (rules.allowsAddress === undefined) return;
+    const address = request.caller?.address ?? '';
+    if (!rules.allowsAddress(address)) throw new LookupError('KEY_NOT_ALLOWED', MESSAGES.keyAddressRefused(rules.keyName, address === '' ? 'an unknown address' : address));
+  }
+
+  /** A key's allowed operations (issue 33), once the call is resolved. */
+  checkKeyOperation(rules: KeyRules, operation: OperationDeclaration): void {
+    if (rules.allowsOperation === undefined || rules.allowsOperation(operation)) return;
+    throw new LookupError('KEY_NOT_ALLOWED', MESSAGES.keyOperationRefused(rules.keyName, operation.name, rules.operations ?? []));
+  }
+
+  /** A key's own rate limits, counted under the key's own subject, inside the account's (checked first). */
+  private keyRateLimit(rules: KeyRules, request: LookupRequest): Promise<void> | undefined {
+    if (rules.perSecond === null && rules.perDay === null) return undefined;
+    const decision = this.deps.rateLimiter?.checkKey(rules.keyId, { perSecond: rules.perSecond, perDay: rules.perDay });
+    const refuse = (d: RateDecision): void => {
+      if (d.allowed) return;
+      this.deps.observer?.onRateLimited?.({ window: d.window, interface: request.interface });
+      throw new LookupError('RATE_LIMITED', MESSAGES.keyRateLimited(rules.keyName, d.limit, d.window, d.retryAfterSeconds), { retryAfterSeconds: d.retryAfterSeconds });
+    };
+    if (decision instanceof Promise) return decision.then(refuse);
+    if (decision) refuse(decision);
     return undefined;
   }
 
@@ -87,39 +130,39 @@ export class LookupAuthentication {
   }
 
   /** The account of a console session: its user logged in, so no key is asked; a disabled account is still refused. */
-  private bySession(username: string): MaybePromise<Account> {
-    const check = (account: Account | undefined): Account => {
+  private bySession(username: string): MaybePromise<Authenticated> {
+    const check = (account: Account | undefined): Authenticated => {
       if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
-      return this.ensureEnabled(account);
+      return { account: this.ensureEnabled(account), key: undefined };
     };
     const found = this.deps.accounts.find(username);
     return found instanceof Promise ? found.then(check) : check(found);
   }
 
-  private byKey(basic: BasicCredentials | undefined): MaybePromise<Account> {
+  private byKey(basic: BasicCredentials | undefined): MaybePromise<Authenticated> {
     if (!basic) throw new LookupError('UNAUTHORIZED', 'Authentication required: HTTP Basic with your username and API key');
     const found = this.deps.accounts.find(basic.username);
     return found instanceof Promise ? found.then((account) => this.checkKey(account, basic)) : this.checkKey(found, basic);
   }
 
-  private checkKey(account: Account | undefined, basic: BasicCredentials): Account {
-    if (!account || !this.liveKeyMatches(account, basic.apiKey)) {
+  private checkKey(account: Account | undefined, basic: BasicCredentials): Authenticated {
+    const key = account ? this.liveKey(account, basic.apiKey) : undefined;
+    if (!account || !key) {
       throw new LookupError('UNAUTHORIZED', 'Invalid username or API key');
     }
-    return this.ensureEnabled(account);
+    return { account: this.ensureEnabled(account), key };
   }
 
-  /** Whether `apiKey` is any live key of the account (issue 16: several keys, rolled keys in grace). */
-  private liveKeyMatches(account: Account, apiKey: string): boolean {
+  /** The live key of the account `apiKey` is (issue 16: several keys, rolled keys in grace), or undefined. */
+  private liveKey(account: Account, apiKey: string): LiveKey | undefined {
     const clock = this.deps.clock;
     const ms = clock.millis ? clock.millis() : clock.now().getTime();
-    const keyId = matchApiKey(apiKey, account.apiKeys, ms);
-    if (keyId === undefined) return false;
-    this.deps.onKeyUsed?.(keyId, ms);
-    return true;
+    const key = matchApiKey(apiKey, account.apiKeys, ms);
+    if (key !== undefined) this.deps.onKeyUsed?.(key.id, ms);
+    return key;
   }
 
-  private byUsername(username: string | undefined, basic: BasicCredentials | undefined): MaybePromise<Account> {
+  private byUsername(username: string | undefined, basic: BasicCredentials | undefined): MaybePromise<Authenticated> {
     const name = username?.trim() ?? '';
     if (name === '') throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     const found = this.deps.accounts.find(name);
@@ -134,16 +177,18 @@ export class LookupAuthentication {
    * by sending its key. The key is only checked when the account's state needs it, so the common
    * case (an enabled account that takes the username alone) hashes nothing.
    */
-  private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Account {
+  private checkUsernameAccount(account: Account | undefined, basic: BasicCredentials | undefined): Authenticated {
     if (!account) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
     const keyRequired = account.requireApiKey || this.deps.requireApiKeyEverywhere;
-    if (!keyRequired && !account.disabled) return account;
     // Any live key of the account counts (issue 16: several keys, a rolled key in its grace period).
-    const keyed = basic !== undefined && basic.username === account.username && this.liveKeyMatches(account, basic.apiKey);
+    // A key sent although not required still names the lookup's key (its ledger row, its rules:
+    // issue 33); without Basic credentials the common case hashes nothing.
+    const key = basic !== undefined && basic.username === account.username ? this.liveKey(account, basic.apiKey) : undefined;
+    if (!keyRequired && !account.disabled) return { account, key };
     // The code still says why (metrics); the message is the unknown name's.
-    if (!keyed && account.disabled) throw new LookupError('ACCOUNT_DISABLED', MESSAGES.usernameIncorrect);
-    if (!keyed) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
-    return this.ensureEnabled(account);
+    if (!key && account.disabled) throw new LookupError('ACCOUNT_DISABLED', MESSAGES.usernameIncorrect);
+    if (!key) throw new LookupError('UNAUTHORIZED', MESSAGES.usernameIncorrect);
+    return { account: this.ensureEnabled(account), key };
   }
 
   private refuseIfLimited(decision: RateDecision, account: Account, request: LookupRequest): void {

@@ -2,7 +2,9 @@ import type { Account } from '../accounts/account.js';
 import type { AccountCache } from '../accounts/account-cache.js';
 import type { FreeLookupDetails, ReversalDetails } from '../credits/credit-ledger.repository.js';
 import { CLIENT_GONE, type DebitBatcher, type QueuedDebitResult } from '../credits/debit-batcher.js';
-import { KEY_TAKEN } from '../credits/debit-writer.js';
+import { KEY_CAP_REACHED, KEY_TAKEN } from '../credits/debit-writer.js';
+import type { LiveKey } from '../accounts/api-key.js';
+import { capPeriodEndsMs, capPeriodKey, type KeyRules } from '../accounts/key-rules.js';
 import type { TestPlates } from '../datasets/test-plates.js';
 import type { Clock } from '../shared/clock.js';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
@@ -40,6 +42,13 @@ export class LookupCharging {
   private lastIso = { ms: Number.NaN, iso: '' };
   /** Reversals being written (reverse), awaited by `settled` before the store closes. */
   private readonly reversals = new Set<Promise<void>>();
+  /**
+   * Keys whose cap this process saw refused, with the period it was refused in: their next
+   * lookups in that period are refused at the price stage, before any provider is asked. By the
+   * rules object, so a changed cap (a new object when the account reloads) is tried again; the
+   * debit stays the authority.
+   */
+  private readonly capSpent = new WeakMap<KeyRules, string>();
 
   constructor(private readonly deps: LookupChargingDeps) {}
 
@@ -63,8 +72,9 @@ export class LookupCharging {
    * the cached balance may be stale, so a refusal is confirmed from the store. The debit stays the
    * authoritative check.
    */
-  price(account: Account, query: LookupQuery): MaybePromise<number> {
+  price(account: Account, query: LookupQuery, rules?: KeyRules): MaybePromise<number> {
     const op = query.operation;
+    if (rules?.cap) this.refuseIfCapSpent(rules);
     const testPlate = this.deps.testPlates.isTestPlate(op.name, query.key);
     if (testPlate instanceof Promise) return testPlate.then((free) => this.affordable(account, free ? 0 : op.cost));
     return this.affordable(account, testPlate ? 0 : op.cost);
@@ -81,20 +91,29 @@ export class LookupCharging {
    * batch is written: CLIENT_GONE), and a debit whose answer is then not written whole to the
    * connection is given back in the same ledger (`reverse`).
    */
-  async debit(account: Account, query: LookupQuery, request: LookupRequest, idempotencyKey: string | undefined, result: LookupResult, cost: number): Promise<LookupOutcome> {
+  async debit(
+    account: Account,
+    query: LookupQuery,
+    request: LookupRequest,
+    idempotencyKey: string | undefined,
+    result: LookupResult,
+    cost: number,
+    key?: LiveKey,
+  ): Promise<LookupOutcome> {
     const operation = query.operation;
     const charge = isChargeable(result) ? cost : 0;
     if (charge === 0) {
       // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
-      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free });
+      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free }, key);
     }
     const delivery = request.delivery;
     if (delivery !== undefined && !delivery.open()) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
-    const details = this.details(query, request);
+    const details = this.details(query, request, key);
     const balance = await this.write(account, charge, details, idempotencyKey, result, request);
-    if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''));
+    if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''), key);
     if (balance === CLIENT_GONE) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
+    if (balance === KEY_CAP_REACHED) throw this.capReached(key?.rules);
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
@@ -142,7 +161,7 @@ export class LookupCharging {
    * and refusing it would take from the client what it is owed for free (for a replay, the
    * answer it already paid for) to protect only the completeness of the history.
    */
-  async free(account: Account, query: LookupQuery, request: LookupRequest, outcome: LookupOutcome): Promise<LookupOutcome> {
+  async free(account: Account, query: LookupQuery, request: LookupRequest, outcome: LookupOutcome, key?: LiveKey): Promise<LookupOutcome> {
     const reason: FreeReason = outcome.replayed ? 'replay' : (outcome.free ?? 'no-result');
     const details: FreeLookupDetails = {
       operation: query.operation.name,
@@ -151,6 +170,8 @@ export class LookupCharging {
       requestId: request.requestId,
       createdAt: this.nowIso(),
       reason,
+      apiKeyId: key?.id ?? null,
+      userId: userIdOf(request),
     };
     try {
       await this.deps.debits.free(account.id, details);
@@ -172,14 +193,19 @@ export class LookupCharging {
     return cost;
   }
 
-  /** What a debit's ledger row (and its reversal's) records of the lookup. */
-  private details(query: LookupQuery, request: LookupRequest) {
+  /** What a debit's ledger row (and its reversal's) records of the lookup, with its key's cap where it has one. */
+  private details(query: LookupQuery, request: LookupRequest, key: LiveKey | undefined) {
+    const cap = key?.rules?.cap;
     return {
       operation: query.operation.name,
       interface: request.interface,
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
+      apiKeyId: key?.id ?? null,
+      userId: userIdOf(request),
+      // Only a capped key's debit carries its cap: the writer adds a query for it alone.
+      ...(cap ? { cap: { keyId: key.id, periodKey: capPeriodKey(cap.period, this.nowMs()) } } : {}),
     };
   }
 
@@ -223,11 +249,40 @@ export class LookupCharging {
     return new LookupError('INSUFFICIENT_CREDITS', MESSAGES.outOfCredit(charge, current));
   }
 
+  /** A refusal for a key whose cap this process saw spent in the current period (see capSpent). */
+  private refuseIfCapSpent(rules: KeyRules): void {
+    const cap = rules.cap;
+    if (cap === null) return;
+    const spentIn = this.capSpent.get(rules);
+    if (spentIn !== undefined && spentIn === capPeriodKey(cap.period, this.nowMs())) throw this.capReached(rules, false);
+  }
+
+  /** The refusal of a debit its key's cap did not allow, with the wait until the period turns. */
+  private capReached(rules: KeyRules | undefined, remember = true): LookupError {
+    const cap = rules?.cap;
+    // The writer refuses only a debit that carried a cap.
+    if (!rules || !cap) return new LookupError('INTERNAL', 'a debit without a key cap was refused for its cap');
+    const nowMs = this.nowMs();
+    if (remember) this.capSpent.set(rules, capPeriodKey(cap.period, nowMs));
+    const endsMs = capPeriodEndsMs(cap.period, nowMs);
+    const retryAfterSeconds = endsMs === null ? undefined : Math.max(1, Math.ceil((endsMs - nowMs) / 1000));
+    return new LookupError('KEY_CAP_REACHED', MESSAGES.keyCapReached(rules.keyName, cap.credits, cap.period, retryAfterSeconds), retryAfterSeconds === undefined ? {} : { retryAfterSeconds });
+  }
+
+  private nowMs(): number {
+    const clock = this.deps.clock;
+    return clock.millis ? clock.millis() : clock.now().getTime();
+  }
+
   /** The clock's time as ISO 8601, formatted once per millisecond (lookups under load share one). */
   private nowIso(): string {
-    const clock = this.deps.clock;
-    const ms = clock.millis ? clock.millis() : clock.now().getTime();
+    const ms = this.nowMs();
     if (ms !== this.lastIso.ms) this.lastIso = { ms, iso: new Date(ms).toISOString() };
     return this.lastIso.iso;
   }
+}
+
+/** The console user of a Try it lookup (its ledger row names them: issue 33); null on every other interface. */
+function userIdOf(request: LookupRequest): number | null {
+  return request.auth.mode === 'session' ? (request.auth.userId ?? null) : null;
 }

@@ -20,6 +20,10 @@ export type LookupErrorCode =
    * and nothing written would reach it. Counted, never seen by a client.
    */
   | 'CLIENT_GONE'
+  /** The API key's own rules do not allow this call: its operations or its client addresses (issue 33); nothing was charged. */
+  | 'KEY_NOT_ALLOWED'
+  /** The API key's credit cap for its period is spent (issue 33); `retryAfterSeconds` says when the period turns (none for a total cap). */
+  | 'KEY_CAP_REACHED'
   | 'INTERNAL';
 
 export class LookupError extends Error {
@@ -57,4 +61,12 @@ export const MESSAGES = {
   /** An anonymous caller (ANONYMOUS_OPERATIONS) over the per-address limit. */
   anonymousRateLimited: (limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
     `Rate limit exceeded: anonymous callers may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'} from one address; send your credentials (HTTP Basic) or retry after ${retryAfterSeconds} s`,
+  /** Issue 33: a key's own rules, named in the refusal (the key's name and rule, nothing of another account). */
+  keyOperationRefused: (key: string, operation: string, allowed: readonly string[]) =>
+    `API key ${key} may not call ${operation}: it is limited to ${allowed.join(', ')}`,
+  keyAddressRefused: (key: string, address: string) => `API key ${key} may not be used from ${address}: the address is not in its allowed addresses`,
+  keyCapReached: (key: string, cap: number, period: 'day' | 'month' | 'total', retryAfterSeconds: number | undefined) =>
+    `API key ${key} has reached its cap of ${cap} credit${cap === 1 ? '' : 's'} ${period === 'total' ? 'in total' : `per ${period === 'day' ? 'day (UTC)' : 'month (UTC)'}`}${retryAfterSeconds === undefined ? '' : `; retry after ${retryAfterSeconds} s`}`,
+  keyRateLimited: (key: string, limit: number, window: 'second' | 'day', retryAfterSeconds: number) =>
+    `Rate limit exceeded: API key ${key} may make ${limit} request${limit === 1 ? '' : 's'} per ${window === 'second' ? 'second' : 'day (UTC)'}; retry after ${retryAfterSeconds} s`,
 } as const;

@@ -64,7 +64,10 @@ export interface LookupPipelineDeps {
 
 /**
  * One lookup as named stages (docs/architecture.md; DESIGN.md "Shape"), in `run`:
- * resolve -> authenticate -> rate limit -> validate -> replay -> price -> answer -> shape -> debit.
+ * resolve -> authenticate -> (key rules) -> rate limit -> validate -> replay -> price -> answer -> shape -> debit.
+ * A key with rules of its own (issue 33) is checked for its client address before the rate limits,
+ * its own rate limits after the account's, its operations once the call is resolved, and its cap
+ * in the debit's transaction (exact, as the balance); a key without rules skips all of it.
  * Authentication and rate limits are lookup-authentication.ts; replay, price and debit (the money)
  * are lookup-charging.ts; what goes in and out is lookup-request.ts. Credits move only after data
  * was found and shaped; every failure before that costs nothing.
@@ -137,11 +140,15 @@ export class LookupPipeline {
     // authenticate
     const authenticated = this.authentication.authenticate(request.auth, named);
     if (authenticated === ANONYMOUS) return this.runAnonymous(named ?? resolve(request), request);
-    const account = authenticated instanceof Promise ? await authenticated : authenticated;
+    const { account, key } = authenticated instanceof Promise ? await authenticated : authenticated;
+    // key rules (issue 33): only a key that has rules pays for them
+    const rules = key?.rules;
+    if (rules) this.authentication.checkKeyAddress(rules, request);
     // rate limit
-    const limited = this.authentication.rateLimit(account, request);
+    const limited = this.authentication.rateLimit(account, request, rules);
     if (limited) await limited;
     const call = named ?? resolve(request);
+    if (rules) this.authentication.checkKeyOperation(rules, call.operation);
     // validate: the caller's values checked and normalised for the operation (lookup-query.ts)
     const query = buildQuery(call.operation, call.args);
     // replay: only a request with an Idempotency-Key pays its query (before price, so a retry is
@@ -150,10 +157,10 @@ export class LookupPipeline {
     if (idempotencyKey !== undefined) {
       const found = this.charging.replay(account, query, idempotencyKey);
       const replayed = found instanceof Promise ? await found : found;
-      if (replayed) return this.charging.free(account, query, request, replayed);
+      if (replayed) return this.charging.free(account, query, request, replayed, key);
     }
     // price
-    const priced = this.charging.price(account, query);
+    const priced = this.charging.price(account, query, rules);
     const cost = priced instanceof Promise ? await priced : priced;
     // answer
     const answered = this.answer(query);
@@ -161,7 +168,7 @@ export class LookupPipeline {
     // shape
     const result = this.shape(call.operation, record, request.baseUrl);
     // debit (or the free row of an answer that costs nothing)
-    return this.charging.debit(account, query, request, idempotencyKey, result, cost);
+    return this.charging.debit(account, query, request, idempotencyKey, result, cost, key);
   }
 
   /** An operation without a username, called without credentials: free, if the operator allows it (LookupAuthentication.admitAnonymous). */

@@ -22,7 +22,7 @@ import type { LookupResult } from '../results/result-documents.js';
 export type LookupAuth =
   | { readonly mode: 'api-key'; readonly basic: BasicCredentials | undefined }
   | { readonly mode: 'username-parameter'; readonly basic: BasicCredentials | undefined }
-  | { readonly mode: 'session'; readonly username: string };
+  | { readonly mode: 'session'; readonly username: string; readonly userId?: number };
 
 export interface BasicCredentials {
   readonly username: string;
@@ -85,9 +85,9 @@ export interface AnswerDelivery {
   whenUndelivered(undelivered: () => void): void;
 }
 
-/** The caller as the XML bindings see it, for anonymous calls (README "Operations without a username"). */
+/** The caller as the bindings see it: for anonymous calls (README "Operations without a username") and a key's allowed addresses. */
 export interface CallerInfo {
-  /** The client address the anonymous rate limit counts by. */
+  /** The client address the anonymous rate limit counts by, and a key's allowed addresses are checked against. */
   readonly address: string;
   /** An Authorization header was sent (even one that does not parse): such a call is never anonymous. */
   readonly sentAuthorization: boolean;

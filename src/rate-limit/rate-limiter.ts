@@ -109,6 +109,16 @@ export class RateLimiter {
   }
 
   /**
+   * Counts one request of an API key with its own limits (issue 33), in the same counters as the
+   * accounts' (Redis when configured: shared by every instance), under the key's own subject. The
+   * account's limits are checked first; the key's apply inside them.
+   */
+  checkKey(keyId: number, limits: EffectiveLimits): MaybePromise<RateDecision> {
+    if (limits.perSecond === null && limits.perDay === null) return ALLOWED;
+    return this.counters.hit(`key:${keyId}`, limits, this.clock.now());
+  }
+
+  /**
    * Counts one anonymous request from a client address (an operation the operator opened to
    * anonymous callers: ANONYMOUS_OPERATIONS), in the same counters as the accounts' (Redis when
    * configured), under its own subject so it never shares an account's count.

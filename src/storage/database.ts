@@ -48,6 +48,10 @@ export interface LedgerTable {
   reference: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0008: set on `free` rows only. */
   free_reason: ColumnType<FreeReason | null, FreeReason | null | undefined, FreeReason | null>;
+  /** Migration 0019: the API key that made the lookup; null before, and for grants and username-only lookups. */
+  api_key_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Migration 0019: the console user of a Try it lookup. */
+  user_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Migration 0004: several named keys per account, stored as hashes. */
@@ -63,7 +67,23 @@ export interface ApiKeysTable {
   revoked_at: string | null;
   /** Set when the key was rolled: it keeps working until then. */
   expires_at: string | null;
+  /** Migration 0019: the key's own rules (null: none) and its spend in the cap's period. */
+  cap_credits: ColumnType<number | null, number | null | undefined, number | null>;
+  cap_period: ColumnType<CapPeriod | null, CapPeriod | null | undefined, CapPeriod | null>;
+  cap_spent: ColumnType<number, number | undefined, number>;
+  cap_period_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of operation names, `country:XX` and `vin`. */
+  operations: ColumnType<string | null, string | null | undefined, string | null>;
+  rate_per_second: ColumnType<number | null, number | null | undefined, number | null>;
+  rate_per_day: ColumnType<number | null, number | null | undefined, number | null>;
+  /** JSON array of CIDR blocks. */
+  allowed_ips: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON object of string values. */
+  labels: ColumnType<string | null, string | null | undefined, string | null>;
 }
+
+/** The period a key's credit cap counts over (migration 0019). */
+export type CapPeriod = 'day' | 'month' | 'total';
 
 /** Migration 0007: operators (account_id NULL) and customers' users. */
 export interface UsersTable {

@@ -9,7 +9,7 @@ import { normaliseWebhookUrl, webhookUrlProblem } from './webhook-url.js';
 import type { EndpointWithSecrets, NewMessage, WebhookDelivery, WebhookEndpoint, WebhookMessage, WebhookRepository } from './webhook.repository.js';
 
 /** Event types about an account, for its endpoints and the operator's (docs/webhooks.md "Events"). */
-export const ACCOUNT_EVENT_TYPES = ['credits.low', 'credits.depleted'] as const;
+export const ACCOUNT_EVENT_TYPES = ['credits.low', 'credits.depleted', 'key.cap.warning', 'key.cap.reached'] as const;
 /**
  * Event types about the service itself, for the operator's own endpoints only: the operator's
  * balance at a paid upstream (the original service) fell below its threshold, or to 0

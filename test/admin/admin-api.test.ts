@@ -175,7 +175,7 @@ describe.each(ENGINES)('admin API on %s', (engine) => {
     expect(((await call('GET', '/admin/api/accounts/acme/ledger?operation=CheckUSA')).json<{ rows: unknown[] }>()).rows).toEqual([]);
     const csv = await call('GET', '/admin/api/accounts/acme/ledger.csv');
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(csv.body.split('\r\n')[0]).toBe('id,at,reason,delta,balanceAfter,operation,interface,query,requestId,reference,note');
+    expect(csv.body.split('\r\n')[0]).toBe('id,at,reason,delta,balanceAfter,operation,interface,query,requestId,reference,note,key,user');
     expect(csv.body).toContain(',top-up,10,13,,,,,INV-1,November');
     const today = new Date().toISOString().slice(0, 10);
     const usage = await call('GET', `/admin/api/accounts/acme/usage?from=${today}T00:00:00Z&to=2999-01-01T00:00:00Z`);

@@ -49,7 +49,7 @@ describe.each(ENGINES)('audit rows of alerts, webhooks and test plates on %s', (
     for (const r of rows.filter((r) => r.action.startsWith('webhook.') || r.action.startsWith('alerts.'))) {
       expect(r.actor, r.action).toMatchObject({ kind: 'customer', name: 'alice-owner', address: '127.0.0.1' });
     }
-    expect(row(rows, 'webhook.create', 'alice')?.after).toEqual({ endpointId: id, url: 'http://127.0.0.1:9/in?…', description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted'] });
+    expect(row(rows, 'webhook.create', 'alice')?.after).toEqual({ endpointId: id, url: 'http://127.0.0.1:9/in?…', description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted', 'key.cap.warning', 'key.cap.reached'] });
     expect(row(rows, 'webhook.update', 'alice')).toMatchObject({ before: { endpointId: id, enabled: true, description: 'billing' }, after: { endpointId: id, enabled: false, description: 'ops' } });
     expect(row(rows, 'webhook.rotate-secret', 'alice')?.after).toMatchObject({ endpointId: id, graceSeconds: 600 });
     expect(row(rows, 'alerts.set', 'alice')).toMatchObject({ before: { thresholds: [100, 20, 0], custom: false }, after: { thresholds: [10, 5], custom: true } });

@@ -163,6 +163,7 @@ describe('live answers of the admin and account APIs against their OpenAPI docum
     await ok({ method: 'GET', path: `${U}/balance`, url: `${A}/alice/balance`, who: root });
     await ok({ method: 'GET', path: `${U}/keys`, url: `${A}/alice/keys`, who: root });
     const adminKey = (await ok({ method: 'POST', path: `${U}/keys`, url: `${A}/alice/keys`, who: root, payload: { name: 'second' } })).json<{ key: { id: number } }>().key.id;
+    await ok({ method: 'PATCH', path: `${U}/keys/{id}`, url: `${A}/alice/keys/${adminKey}`, who: root, payload: { cap: { credits: 500, period: 'month' }, operations: ['CheckUSA'], labels: { env: 'staging' } } });
     await ok({ method: 'POST', path: `${U}/keys/{id}/roll`, url: `${A}/alice/keys/${adminKey}/roll`, who: root, payload: { graceSeconds: 60 } });
     await ok({ method: 'POST', path: `${U}/keys/{id}/revoke`, url: `${A}/alice/keys/${adminKey}/revoke`, who: root });
     await ok({ method: 'GET', path: `${U}/ledger`, url: `${A}/alice/ledger`, who: root });
@@ -171,6 +172,7 @@ describe('live answers of the admin and account APIs against their OpenAPI docum
     const today = new Date();
     const recent = `from=${new Date(today.getTime() - 86_400_000).toISOString()}&to=${new Date(today.getTime() + 86_400_000).toISOString()}`;
     await ok({ method: 'GET', path: `${U}/usage`, url: `${A}/alice/usage?${recent}`, who: root });
+    await ok({ method: 'GET', path: `${U}/usage/keys`, url: `${A}/alice/usage/keys?${recent}`, who: root });
     await ok({ method: 'GET', path: `${U}/users`, url: `${A}/alice/users`, who: root });
     const invited = (await ok({ method: 'POST', path: `${U}/users`, url: `${A}/alice/users`, who: root, payload: { name: 'alice-owner', role: 'owner' } })).json<{ inviteToken: string }>();
     await ok({ method: 'GET', path: `${U}/alerts`, url: `${A}/alice/alerts`, who: root });
@@ -212,12 +214,14 @@ describe('live answers of the admin and account APIs against their OpenAPI docum
     await ok({ method: 'GET', path: `${C}/account`, url: `${C}/account`, who: owner });
     await ok({ method: 'GET', path: `${C}/balance`, url: `${C}/balance`, who: owner });
     await ok({ method: 'GET', path: `${C}/keys`, url: `${C}/keys`, who: owner });
-    const ownKey = (await ok({ method: 'POST', path: `${C}/keys`, url: `${C}/keys`, who: owner, payload: { name: 'mine' } })).json<{ key: { id: number } }>().key.id;
+    const ownKey = (await ok({ method: 'POST', path: `${C}/keys`, url: `${C}/keys`, who: owner, payload: { name: 'mine', perSecond: 5, allowedIps: ['203.0.113.0/24'] } })).json<{ key: { id: number } }>().key.id;
+    await ok({ method: 'PATCH', path: `${C}/keys/{id}`, url: `${C}/keys/${ownKey}`, who: owner, payload: { perSecond: null } });
     await ok({ method: 'POST', path: `${C}/keys/{id}/roll`, url: `${C}/keys/${ownKey}/roll`, who: owner });
     await ok({ method: 'POST', path: `${C}/keys/{id}/revoke`, url: `${C}/keys/${ownKey}/revoke`, who: owner });
     await ok({ method: 'GET', path: `${C}/ledger`, url: `${C}/ledger?type=lookups`, who: owner });
     await ok({ method: 'GET', path: `${C}/ledger.csv`, url: `${C}/ledger.csv`, who: owner });
     await ok({ method: 'GET', path: `${C}/usage`, url: `${C}/usage?${recent}`, who: owner });
+    await ok({ method: 'GET', path: `${C}/usage/keys`, url: `${C}/usage/keys?${recent}`, who: owner });
     await ok({ method: 'GET', path: `${C}/alerts`, url: `${C}/alerts`, who: owner });
     await ok({ method: 'PUT', path: `${C}/alerts`, url: `${C}/alerts`, who: owner, payload: { thresholds: null } });
 

@@ -89,7 +89,7 @@ describe.each(await enginesToTest())('alert and webhook routes on %s', (engine: 
     expect(created.status).toBe(201);
     expect(created.json.secret).toMatch(/^whsec_/);
     const endpoint = created.json.endpoint as Json;
-    expect(endpoint).toMatchObject({ accountId: alice, url: `${receiver.url}/in`, description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted'], createdBy: 'account' });
+    expect(endpoint).toMatchObject({ accountId: alice, url: `${receiver.url}/in`, description: 'billing', enabled: true, events: ['credits.low', 'credits.depleted', 'key.cap.warning', 'key.cap.reached'], createdBy: 'account' });
     expect(JSON.stringify(endpoint)).not.toContain('whsec_');
 
     const listed = await call('GET', '/account/api/webhooks', as(alice));

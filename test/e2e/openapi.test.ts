@@ -90,7 +90,7 @@ describe('the OpenAPI document of the JSON interface', () => {
         const [path, operation] = templateFor(generated, op.name, count);
         expect(path).toBe(`/${op.name}${op.jsonPath.segments.slice(0, count).map((s) => `/{${s.label}}`).join('')}`);
         if (count === required) expect(operation.operationId).toBe(op.name);
-        expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '422', '429', '500']);
+        expect(Object.keys(operation.responses).sort()).toEqual(['200', '400', '401', '403', '422', '429', '500']);
       }
     }
     const expectedPaths = catalogue.operations.reduce((n, op) => n + op.jsonPath.segments.length - Catalogue.requiredPathSegments(op) + 1, 0);

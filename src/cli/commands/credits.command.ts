@@ -24,11 +24,12 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
     .command('usage')
     .argument('<name>', 'username')
     .option('--since <date>', 'only rows from this date or time on (e.g. 2026-11-01)')
+    .option('--key <name>', "only the lookups of the account's API key of this name")
     .option('--json', 'machine-readable output: the ledger rows')
     .description("show an account's ledger: charged and free lookups, top-ups and removals")
-    .action(async (name: string, opts: { json?: boolean; since?: string }) => {
+    .action(async (name: string, opts: { json?: boolean; since?: string; key?: string }) => {
       const since = opts.since === undefined ? undefined : parseSince(opts.since);
-      const rows = await withServices(env, (s) => s.accounts.usage(name, since));
+      const rows = await withServices(env, (s) => s.accounts.usage(name, since, opts.key));
       if (opts.json) {
         io.out(JSON.stringify(rows));
         return;
@@ -40,7 +41,7 @@ export function registerCreditCommands(program: Command, env: NodeJS.ProcessEnv,
       io.out(['time                      delta  balance  kind    interface  operation             query'].join('\n'));
       for (const r of rows) {
         io.out(
-          `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}${r.freeReason === null ? '' : ` (free: ${r.freeReason})`}`,
+          `${r.createdAt.padEnd(25)} ${String(r.delta).padStart(6)} ${String(r.balanceAfter).padStart(8)}  ${r.kind.padEnd(7)} ${(r.interface ?? '').padEnd(10)} ${(r.operation ?? '').padEnd(21)} ${r.query ?? ''}${r.freeReason === null ? '' : ` (free: ${r.freeReason})`}${r.key === null ? '' : `  key ${r.key}`}`,
         );
       }
       // A reversal (an answer that could not be delivered) gives one debit back: it counts neither as charged nor in the credits.

@@ -111,7 +111,21 @@ export const keyAnswer = answer({
   lastUsedAt: orNull(at()),
   revokedAt: orNull(at()),
   expiresAt: orNull(at('2026-11-28T13:10:00.000Z')),
-});
+  cap: orNull({ ...answer({ credits: integer(500, { minimum: 1 }), period: oneOf(['day', 'month', 'total']) }), description: 'The key\'s credit cap per period; null: none' }),
+  operations: orNull({ ...list(text('CheckUSA')), description: 'The only operations the key may call (names, country:NAME, vin); null: every operation' }),
+  perSecond: orNull(integer(5, { description: "The key's own requests per second; null: only the account's limit" })),
+  perDay: orNull(integer(10000, { description: "The key's own requests per UTC day; null: only the account's limit" })),
+  allowedIps: orNull({ ...list(text('203.0.113.0/24')), description: 'CIDR blocks the key may be used from; null: any address' }),
+  labels: { type: 'object', additionalProperties: { type: 'string' }, examples: [{ env: 'staging' }], description: 'Free key/value metadata' },
+  spend: {
+    ...answer({
+      period: oneOf(['day', 'month', 'total']),
+      periodKey: text('2026-11', { description: 'The period: 2026-11-28 (day), 2026-11 (month), total' }),
+      credits: integer(120, { description: 'Credits the key\'s lookups were charged in the period' }),
+    }),
+    description: "In the key listing: what the key spent in its cap's period (without a cap: this UTC month)",
+  },
+}, ['spend']);
 
 /** A key's secret: shown once, by the route that made it. */
 const secretKey = text('3f9a1c0d5b7e4a2f9c8d6e1b0a7f5c3e', { description: 'The API key itself, shown this once' });
@@ -139,6 +153,9 @@ export const ledgerRowAnswer = answer({
   requestId: orNull(text('req-1a2b3c')),
   reference: orNull(text('invoice 2026-117')),
   note: orNull(text('yearly top-up')),
+  key: orNull(text('production', { description: 'The name of the API key that made the lookup; null for rows without one (grants, username-only and console lookups, rows before keys were recorded)' })),
+  keyId: orNull(integer(3, { description: 'The id of that key (a rolled key has a new id and the same name)' })),
+  user: orNull(text('carol', { description: 'The console user of a Try it lookup' })),
 });
 
 export const usageDayAnswer = answer({
@@ -152,6 +169,16 @@ export const usageDayAnswer = answer({
 const range = { from: at('2026-11-01T00:00:00.000Z'), to: at('2026-11-28T00:00:00.000Z') };
 
 export const usageAnswer = answer({ ...range, days: list(usageDayAnswer) });
+
+export const keyUsageDayAnswer = answer({
+  day: text('2026-11-27', { format: 'date' }),
+  key: orNull(text('staging', { description: 'The API key; null: lookups without one (username alone, the console)' })),
+  lookups: integer(12, { description: 'Every lookup of the key that day, charged or free' }),
+  freeLookups: integer(2),
+  credits: integer(10, { description: 'Credits the charged ones cost' }),
+});
+
+export const keyUsageAnswer = answer({ ...range, days: list(keyUsageDayAnswer) });
 
 export const lookupStatsAnswer = answer({
   ...range,
@@ -321,6 +348,7 @@ export const accountRouteAnswers = {
   rolledKey: answer({ key: keyAnswer, apiKey: secretKey, old: { ...keyAnswer, description: 'The rolled key: valid until its expiresAt' } }),
   ledger: pageAnswer(ledgerRowAnswer),
   usage: usageAnswer,
+  keyUsage: keyUsageAnswer,
 } as const;
 
 /** The operators' own routes. */

@@ -1,5 +1,6 @@
 import { MAX_TOP_UP } from '../../accounts/account.service.js';
 import { LEDGER_ROW_TYPES } from '../../accounts/ledger-queries.js';
+import { CAP_PERIODS, MAX_CAP_CREDITS, MAX_KEY_RATE } from '../../accounts/key-rules.js';
 
 /**
  * JSON schemas of the admin and account APIs. Objects refuse unknown fields with `propertyNames`
@@ -66,6 +67,31 @@ export const inviteBody = object({ token: str(100, { minLength: 1 }), password: 
 // form of each is this schema plus its CSRF field (ConsoleContext.formOf), so a bound or a field
 // changes for both at once.
 export const keyCreateBody = object({ name: NAME }, ['name']);
+
+/**
+ * A key's own rules (issue 33), each optional; null clears a rule. The same fields on create (the
+ * API's key create) and on change (PATCH).
+ */
+const nullable = (schema: Schema): Schema => ({ ...schema, type: [schema.type as string, 'null'] });
+export const KEY_SETTINGS: Record<string, Schema> = {
+  cap: nullable({
+    ...object({ credits: int(1, MAX_CAP_CREDITS), period: { type: 'string', enum: [...CAP_PERIODS] } }, ['credits', 'period']),
+    description: 'At most `credits` credits per UTC day, per UTC calendar month, or in total; the count restarts at the period\'s turn. Null: no cap.',
+  }),
+  operations: nullable({
+    type: 'array',
+    items: str(64, { minLength: 1 }),
+    minItems: 1,
+    maxItems: 100,
+    description: 'The only operations the key may call: operation names (CheckUSA), country:NAME (every operation of that country, as the catalogue names it: country:France), vin (the lookups by VIN). Null: every operation.',
+  }),
+  perSecond: nullable({ ...int(1, MAX_KEY_RATE), description: "Requests per second this key may make, inside the account's own limit. Null: only the account's." }),
+  perDay: nullable({ ...int(1, MAX_KEY_RATE), description: "Requests per UTC day this key may make, inside the account's own limit. Null: only the account's." }),
+  allowedIps: nullable({ type: 'array', items: str(64, { minLength: 1 }), minItems: 1, maxItems: 100, description: 'CIDR blocks (or addresses) the key may be used from. Null: any address.' }),
+  labels: nullable({ type: 'object', additionalProperties: str(200), maxProperties: 20, description: 'Free key/value metadata (names of letters, digits and . _ : / -). Null or {}: none.' }),
+};
+export const keyCreateApiBody = object({ name: NAME, ...KEY_SETTINGS }, ['name']);
+export const keyUpdateBody = object(KEY_SETTINGS);
 export const accountCreateBody = object({ username: USERNAME, credits: int(0, MAX_TOP_UP) }, ['username']);
 export const creditChangeBody = object({ operation: { type: 'string', enum: ['grant', 'remove'] }, amount: int(1, MAX_TOP_UP), reference: REFERENCE, note: NOTE }, ['operation', 'amount']);
 export const userInviteBody = object({ name: USERNAME, role: { type: 'string', enum: ['owner', 'member'] } }, ['name', 'role']);
@@ -85,8 +111,10 @@ export const ledgerQuery = object({
     description: 'charged: charged lookups; free: free lookups (test plates, results with nothing to charge, Idempotency-Key replays); lookups: both; credits: top-ups, grants and removals',
   },
   charged: { ...bool, description: 'The older filter: true is type=charged; false is every row but charged lookups. Not with type.' },
+  key: { ...str(64), description: "Only the lookups of the account's API key of this name" },
 });
-export const usageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
+export const usageQuery = object({ from: timestamp, to: timestamp, key: { ...str(64), description: "Only the lookups of the account's API key of this name" } }, ['from', 'to']);
+export const keyUsageQuery = object({ from: timestamp, to: timestamp }, ['from', 'to']);
 
 // OpenAPI's operation fields on route schemas (what @fastify/swagger adds when installed); the
 // admin OpenAPI document (openapi-document.ts) reads them.

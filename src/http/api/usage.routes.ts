@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { ApiError } from '../auth/api-auth.js';
 import { scoped, type AccountScopeOptions } from './account-scope.js';
-import { usageQuery } from './api-schemas.js';
+import { keyUsageQuery, usageQuery } from './api-schemas.js';
 import { accountRouteAnswers } from './api-responses.js';
 
 /** Usage and lookup statistics span at most this many days per request (a year and a day). */
@@ -22,10 +22,23 @@ export function usageRange(query: { from: string; to: string }): { from: string;
 
 /** An account's lookups and credits by UTC day and operation, under `{account}/usage`. */
 export const usageRoutes: FastifyPluginAsync<AccountScopeOptions> = (app, options) => {
-  app.get<{ Querystring: { from: string; to: string } }>('', { schema: scoped(options, { tags: [options.tag], summary: 'Lookups (charged and free) and credits by UTC day and operation', querystring: usageQuery, response: { 200: accountRouteAnswers.usage } }) }, async (request) => {
-    const account = await options.account(request);
-    const { from, to } = usageRange(request.query);
-    return { from, to, days: await options.ledger.usage(account.id, from, to) };
-  });
+  app.get<{ Querystring: { from: string; to: string; key?: string } }>(
+    '',
+    { schema: scoped(options, { tags: [options.tag], summary: 'Lookups (charged and free) and credits by UTC day and operation; ?key=NAME for one API key', querystring: usageQuery, response: { 200: accountRouteAnswers.usage } }) },
+    async (request) => {
+      const account = await options.account(request);
+      const { from, to } = usageRange(request.query);
+      return { from, to, days: await options.ledger.usage(account.id, from, to, request.query.key) };
+    },
+  );
+  app.get<{ Querystring: { from: string; to: string } }>(
+    '/keys',
+    { schema: scoped(options, { tags: [options.tag], summary: 'Lookups and credits by UTC day and API key (issue 33: spend per key)', querystring: keyUsageQuery, response: { 200: accountRouteAnswers.keyUsage } }) },
+    async (request) => {
+      const account = await options.account(request);
+      const { from, to } = usageRange(request.query);
+      return { from, to, days: await options.ledger.usageByKey(account.id, from, to) };
+    },
+  );
   return Promise.resolve();
 };

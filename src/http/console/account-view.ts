@@ -12,10 +12,10 @@ const USAGE_DAYS = 30;
 const LEDGER_PAGE = 50;
 
 /** The console's ledger filters (account pages' query string). */
-export type LedgerQs = { operation?: string; type?: LedgerRowType; charged?: boolean; before?: number };
+export type LedgerQs = { operation?: string; type?: LedgerRowType; charged?: boolean; before?: number; key?: string };
 
 /** `charged` is the older form of `type` (links from before free lookups had rows still work). */
-export const ledgerQs = object({ operation: str(64), type: { type: 'string', enum: [...LEDGER_ROW_TYPES] }, charged: { type: 'boolean' }, before: int(1, Number.MAX_SAFE_INTEGER) });
+export const ledgerQs = object({ operation: str(64), key: str(64), type: { type: 'string', enum: [...LEDGER_ROW_TYPES] }, charged: { type: 'boolean' }, before: int(1, Number.MAX_SAFE_INTEGER) });
 
 export interface AccountViewDeps {
   readonly accounts: AccountService;
@@ -35,14 +35,15 @@ export async function accountView(deps: AccountViewDeps, account: Account, query
   const days = daysBetween(from, to);
   const kinds = ledgerKinds(query.type, query.charged);
   // An older link's charged=true is type=charged; charged=false (every row but charged lookups) has no type and stays.
-  const filter = query.charged === true ? { operation: query.operation, type: 'charged' as const } : { operation: query.operation, type: query.type, charged: query.charged };
-  const [usage, rows, keys] = await Promise.all([
+  const filter = query.charged === true ? { operation: query.operation, type: 'charged' as const, key: query.key } : { operation: query.operation, type: query.type, charged: query.charged, key: query.key };
+  const [usage, keyUsage, rows, keys] = await Promise.all([
     deps.ledger.usage(account.id, from.toISOString(), to.toISOString()),
-    deps.ledger.rows(account.id, { operation: query.operation, kinds, before: query.before, limit: LEDGER_PAGE }),
-    deps.accounts.listKeys(account.username),
+    deps.ledger.usageByKey(account.id, from.toISOString(), to.toISOString()),
+    deps.ledger.rows(account.id, { operation: query.operation, kinds, key: query.key, before: query.before, limit: LEDGER_PAGE }),
+    deps.accounts.listKeysWithSpend(account.username),
   ]);
   const last = rows.at(-1);
-  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, days, filter, operations: deps.operations };
+  return { account, keys, ledger: rows, nextBefore: rows.length === LEDGER_PAGE && last ? last.id : null, usage, keyUsage, days, filter, operations: deps.operations };
 }
 
 /** The notices an operator's account page shows after a change (`?done=`). */

@@ -88,7 +88,8 @@ export const tryItPages: FastifyPluginAsync<TryItPagesOptions> = (app, options) 
       // pipeline is told who it is instead of being shown a key the console never holds.
       const done = await pipeline.execute({
         call: { operation, args: { ...values, username: account.username } },
-        auth: { mode: 'session', username: account.username },
+        // The user is named on the lookup's ledger row (issue 33).
+        auth: { mode: 'session', username: account.username, userId: principal.user.id },
         interface: 'console',
         requestId: request.id,
         // Paid only if the answer can be written to this connection (issue 31).

@@ -58,6 +58,9 @@ const HTTP_ERRORS: Readonly<Record<LookupErrorCode, AsmxHttpWireError>> = {
   IDEMPOTENCY_CONFLICT: { retryAfter: false },
   // No client is left to read it (issue 31).
   CLIENT_GONE: { retryAfter: false },
+  KEY_NOT_ALLOWED: { retryAfter: false },
+  // A cap of a day or a month turns: Retry-After says when (none for a total cap).
+  KEY_CAP_REACHED: { retryAfter: true },
   INTERNAL: { retryAfter: false },
 };
 
@@ -169,7 +172,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
         if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);
         if (error instanceof LookupError) {
           const wire = HTTP_ERRORS[error.code];
-          if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+          if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
           return sendError(reply, 500, error.message);
         }
         return sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);

@@ -25,7 +25,7 @@ const PREFIX = '/api/json.aspx/';
 
 /** How the JSON interface answers a LookupError: a status and the headers that go with it. */
 interface JsonWireError {
-  readonly status: 401 | 422 | 429 | 500;
+  readonly status: 401 | 403 | 422 | 429 | 500;
   /** Sends `WWW-Authenticate: Basic` so browsers and HTTP clients offer credentials. */
   readonly challenge?: true;
   /** Sends `Retry-After` with the error's wait in seconds. */
@@ -53,6 +53,10 @@ const JSON_ERRORS: Readonly<Record<LookupErrorCode, JsonWireError>> = {
   IDEMPOTENCY_CONFLICT: { status: 422 },
   // No client is left to read it (issue 31); the status only labels the attempt in logs and metrics.
   CLIENT_GONE: { status: 500 },
+  // Extensions too (issue 33): a key's own rules refuse the call (403, as a scoped token is
+  // refused), and a key's spent cap answers like a quota, with Retry-After at the period's turn.
+  KEY_NOT_ALLOWED: { status: 403 },
+  KEY_CAP_REACHED: { status: 429, retryAfter: true },
   INTERNAL: { status: 500 },
 };
 
@@ -120,6 +124,8 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         delivery: new ConnectionDelivery(request.raw, reply.raw),
         baseUrl,
         idempotencyKey: request.headers['idempotency-key'],
+        // A key's allowed addresses are checked against it (issue 33); the JSON interface has no anonymous calls.
+        caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
       });
       if (outcome.replayed) reply.header('idempotent-replayed', 'true');
       return await reply
@@ -132,7 +138,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
       if (!(error instanceof LookupError)) return sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
       const wire = JSON_ERRORS[error.code];
       if (wire.challenge) reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
-      if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+      if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       return sendError(reply, wire.status, error.message);
     }
   });

@@ -116,6 +116,7 @@ function pathItem(op: OperationDeclaration, variant: readonly JsonSegment[], req
         '200': { $ref: `#/components/responses/${RESULT_CODECS[op.resultType].xmlName}` },
         '400': { $ref: '#/components/responses/BadHost' },
         '401': { $ref: '#/components/responses/Unauthorized' },
+        '403': { $ref: '#/components/responses/KeyNotAllowed' },
         '422': { $ref: '#/components/responses/IdempotencyConflict' },
         '429': { $ref: '#/components/responses/RateLimited' },
         '500': { $ref: '#/components/responses/LookupFailed' },
@@ -193,8 +194,17 @@ function components(types: readonly ResultType[]): JsonSchema {
         headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('Idempotency-Key 5f0c… was already used for CheckFrance AB123CD; use a new key for a different lookup'),
       },
+      KeyNotAllowed: {
+        description:
+          "The API key's own rules do not allow this call: the operation is not among the key's allowed operations, or the client address is not in its allowed addresses. " +
+          'Nothing is charged. An extension of the original interface, which had no per-key rules.',
+        headers: { 'x-request-id': { $ref: '#/components/headers/RequestId' } },
+        content: textBody('API key contractor may not call CheckFrance: it is limited to CheckUSA'),
+      },
       RateLimited: {
-        description: "The account's rate limit is reached; nothing is charged. An extension of the original interface, which had no rate limits.",
+        description:
+          "The account's rate limit, the API key's own rate limit, or the API key's credit cap for its period is reached; nothing is charged. " +
+          'Retry-After says when the window or the cap period turns (a cap in total has none). An extension of the original interface, which had no rate limits.',
         headers: { 'Retry-After': { $ref: '#/components/headers/RetryAfter' }, 'x-request-id': { $ref: '#/components/headers/RequestId' } },
         content: textBody('Rate limit exceeded: account acme may make 10 requests per second; retry after 1 s'),
       },

@@ -60,6 +60,9 @@ const SOAP_ERRORS: Readonly<Record<LookupErrorCode, SoapWireError>> = {
   IDEMPOTENCY_CONFLICT: { fault: 'Client' },
   // No client is left to read it (issue 31).
   CLIENT_GONE: { fault: 'Client' },
+  // The key's own rules (issue 33): the caller's key, its to fix or to use within its limits.
+  KEY_NOT_ALLOWED: { fault: 'Client' },
+  KEY_CAP_REACHED: { fault: 'Client', retryAfter: true },
   INTERNAL: { fault: 'Server' },
 };
 
@@ -188,7 +191,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
         if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
         if (error instanceof LookupError) {
           const wire = SOAP_ERRORS[error.code];
-          if (wire.retryAfter) reply.header('retry-after', String(error.retryAfterSeconds ?? 1));
+          if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
           return sendFault(reply, version, 500, wire.fault, `${PROCESS_PREFIX}${error.message}`);
         }
         return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}${internalError(request, error, 'SOAP lookup failed unexpectedly')}`);
