@@ -88,6 +88,8 @@ export interface LedgerRow {
   readonly requestId: string | null;
   readonly reference: string | null;
   readonly note: string | null;
+  /** The source that answered a lookup (`store`, a register, an upstream, `cache`); null on credit rows and rows before migration 0018. */
+  readonly source: string | null;
 }
 
 export interface LedgerFilter {
@@ -151,6 +153,7 @@ function toRow(row: Selectable<LedgerTable>): LedgerRow {
     requestId: row.request_id,
     reference: row.reference,
     note: isLookup(row.kind) ? null : row.query,
+    source: row.source,
   };
 }
 

@@ -16,6 +16,8 @@ export interface LedgerEntry {
   readonly balanceAfter: number;
   readonly requestId: string | null;
   readonly createdAt: string;
+  /** The source that answered a lookup (`store`, a register, an upstream, `cache`; migration 0018); null on other rows. */
+  readonly source: string | null;
 }
 
 export interface DebitDetails {
@@ -24,6 +26,8 @@ export interface DebitDetails {
   readonly query: string;
   readonly requestId: string;
   readonly createdAt: string;
+  /** The source that answered (LookupOutcome.source); null when none is known. */
+  readonly source?: string | null;
   /**
    * The client's Idempotency-Key and the result paid for (LookupResult as JSON): the debit writer
    * records them in the debit's transaction (IdempotencyRepository), and does not debit when the
@@ -40,6 +44,8 @@ export interface FreeLookupDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly reason: FreeReason;
+  /** The source that answered (LookupOutcome.source); null for a replay (no source was asked). */
+  readonly source?: string | null;
 }
 
 /** A grant (`delta` > 0) or removal (`delta` < 0) of credits outside lookups, as its ledger row records it. */
@@ -58,11 +64,11 @@ export interface FreeLookupRow {
   readonly details: FreeLookupDetails;
 }
 
-/** Parameters of one free row: the account id and the six details. */
-const FREE_ROW_ARITY = 7;
+/** Parameters of one free row: the account id and the seven details. */
+const FREE_ROW_ARITY = 8;
 
 /** Parameters of one debit row (its kind is a constant). */
-const DEBIT_ROW_ARITY = 8;
+const DEBIT_ROW_ARITY = 9;
 
 /**
  * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
@@ -82,6 +88,7 @@ function toEntry(row: Selectable<LedgerTable>): LedgerEntry {
     balanceAfter: row.balance_after,
     requestId: row.request_id,
     createdAt: row.created_at,
+    source: row.source,
   };
 }
 
@@ -128,6 +135,7 @@ export class CreditLedgerRepository {
               balance_after: at(5),
               request_id: at(6),
               created_at: at(7),
+              source: at(8),
             };
           }),
         ),
@@ -164,6 +172,7 @@ export class CreditLedgerRepository {
               eb.val(at(4)).as('request_id'),
               eb.val(at(5)).as('created_at'),
               eb.val(at(6)).as('free_reason'),
+              eb.val(at(7)).as('source'),
             ])
             .where('id', '=', at(0));
         };
@@ -171,7 +180,7 @@ export class CreditLedgerRepository {
         for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
         return db
           .insertInto('ledger')
-          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason'])
+          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'source'])
           .expression(union);
       });
       this.freeRowInserts.set(rows, query);
@@ -189,7 +198,7 @@ export class CreditLedgerRepository {
       const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
       const args: unknown[] = [];
       for (const { accountId, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason);
+        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.source ?? null);
       }
       await this.insertFreeRows(chunk.length).run(tx, ...args);
     }
@@ -221,7 +230,7 @@ export class CreditLedgerRepository {
     const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
     const args: unknown[] = [];
     for (const { cost, balanceAfter, details } of chunk) {
-      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt);
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.source ?? null);
     }
     return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }

@@ -70,20 +70,20 @@ export class LookupCharging {
    * an answer that costs nothing gets its `free` row instead. It runs after shape, so nothing of
    * ours can fail between a debit and the answer it paid for.
    */
-  async debit(account: Account, query: LookupQuery, request: LookupRequest, idempotencyKey: string | undefined, result: LookupResult, cost: number): Promise<LookupOutcome> {
+  async debit(account: Account, query: LookupQuery, request: LookupRequest, idempotencyKey: string | undefined, result: LookupResult, cost: number, source: string): Promise<LookupOutcome> {
     const operation = query.operation;
     const charge = isChargeable(result) ? cost : 0;
     if (charge === 0) {
       // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
-      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free });
+      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free, source });
     }
-    const balance = await this.write(account, query, charge, request, idempotencyKey, result);
+    const balance = await this.write(account, query, charge, request, idempotencyKey, result, source);
     if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''));
     if (balance === undefined) throw await this.outOfCredit(account, charge);
     this.deps.accounts.noteBalance(account.username, balance);
     this.deps.onDebited?.(account.id, charge, balance);
-    return { operation, result, charged: charge, balance };
+    return { operation, result, charged: charge, balance, source };
   }
 
   /**
@@ -107,6 +107,7 @@ export class LookupCharging {
       requestId: request.requestId,
       createdAt: this.nowIso(),
       reason,
+      source: outcome.source ?? null,
     };
     try {
       await this.deps.debits.free(account.id, details);
@@ -136,6 +137,7 @@ export class LookupCharging {
     request: LookupRequest,
     idempotencyKey: string | undefined,
     result: LookupResult,
+    source: string,
   ): Promise<DebitResult> {
     const details = {
       operation: query.operation.name,
@@ -143,6 +145,7 @@ export class LookupCharging {
       query: describeQuery(query),
       requestId: request.requestId,
       createdAt: this.nowIso(),
+      source,
     };
     if (idempotencyKey === undefined) return this.deps.debits.debit(account.id, charge, details);
     // The result is stored with the debit (DebitWriter): a retry is answered from it.

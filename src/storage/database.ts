@@ -45,6 +45,8 @@ export interface LedgerTable {
   reference: ColumnType<string | null, string | null | undefined, string | null>;
   /** Migration 0008: set on `free` rows only. */
   free_reason: ColumnType<FreeReason | null, FreeReason | null | undefined, FreeReason | null>;
+  /** Migration 0018: the source that answered a lookup (`store`, a register, an upstream, `cache`); null on other rows. */
+  source: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Migration 0004: several named keys per account, stored as hashes. */
@@ -338,6 +340,26 @@ export interface UpstreamAlertMarksTable {
 }
 
 /** The operator's balance at a paid upstream, shared by every instance (migration 0015). */
+/** Migration 0018: a paid upstream taken out for every instance (UpstreamStateRepository). */
+export interface UpstreamStatesTable {
+  provider: string;
+  /** `out-of-funds`, `quota` or `disabled` (refused credentials). */
+  state: string;
+  reason: string;
+  /** When it may be asked again (ISO 8601); null: until a balance says otherwise, or for good. */
+  until: string | null;
+  changed_at: string;
+}
+
+/** Migration 0018: spend at a paid upstream per UTC day, in millionths of UPSTREAM_CURRENCY. */
+export interface UpstreamSpendTable {
+  provider: string;
+  day: string;
+  /** bigint: node-postgres answers it as a string, SQLite as a number (read through Number()). */
+  spent_micros: ColumnType<number | string, number, number>;
+  calls: number;
+}
+
 export interface UpstreamBalancesTable {
   provider: string;
   credits: number;
@@ -372,6 +394,8 @@ export interface DatabaseSchema {
   upstream_stats: UpstreamStatsTable;
   upstream_alert_marks: UpstreamAlertMarksTable;
   upstream_balances: UpstreamBalancesTable;
+  upstream_states: UpstreamStatesTable;
+  upstream_spend: UpstreamSpendTable;
   credit_references: CreditReferencesTable;
 }
 

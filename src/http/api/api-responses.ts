@@ -139,6 +139,7 @@ export const ledgerRowAnswer = answer({
   requestId: orNull(text('req-1a2b3c')),
   reference: orNull(text('invoice 2026-117')),
   note: orNull(text('yearly top-up')),
+  source: orNull(text('regcheck', { description: 'The source that answered a lookup: `store`, a free register (`dvla`...), a paid upstream (`regcheck`...) or `cache`; null on credit rows, replays and rows written before it was recorded' })),
 });
 
 export const usageDayAnswer = answer({
