@@ -387,7 +387,8 @@ export function readRoutingConfig(env: EnvReader): RoutingConfig {
   const raw = env.text('UPSTREAM_ORDER');
   const order = raw === undefined ? [] : [...new Set(raw.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))];
   for (const name of order) {
-    if (!PAID_UPSTREAM_NAMES.includes(name)) throw new ConfigError(`UPSTREAM_ORDER: "${name}" is not a paid upstream (${PAID_UPSTREAM_NAMES.join(', ')})`);
+    // A provider's name, not checked against this build's paid upstreams: a name no source has ranks nothing.
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(name)) throw new ConfigError(`UPSTREAM_ORDER: "${name}" is not a provider name such as ${PAID_UPSTREAM_NAMES.join(', ')}`);
   }
   return { currency, order: Object.freeze(order), fallbackOnNotFound: env.bool('UPSTREAM_FALLBACK_ON_NOT_FOUND', false) };
 }
