@@ -288,8 +288,25 @@ export const providerAnswer = answer(
       last30Days: spendTotalsAnswer,
       byOperation: list(answer({ operation: text('CheckFrance'), ...(spendTotalsAnswer.properties as Record<string, Schema>) })),
     }),
+    routing: answer(
+      {
+        state: oneOf(['ready', 'cooling-down', 'out-of-funds', 'quota', 'over-budget', 'disabled']),
+        reason: text('monthly budget of 50 spent'),
+        until: at(),
+        price: orNull({ type: 'number', examples: [0.1] }),
+        priceFrom: oneOf(['provider', 'configured', 'unknown']),
+        configuredPrice: orNull({ type: 'number', examples: [0.12] }),
+        monthlyBudget: orNull({ type: 'number', examples: [50] }),
+        spendToday: answer({ spent: { type: 'number', examples: [1.2] }, calls: integer(12) }),
+        spendThisMonth: answer({ spent: { type: 'number', examples: [31.5] }, calls: integer(315) }),
+        balance: orNull({ type: 'number', examples: [420.5] }),
+        lastError: orNull(answer({ at: at(), kind: text('out-of-funds'), message: text('insufficient funds (HTTP 402)') })),
+        currency: text('GBP'),
+      },
+      ['reason', 'until'],
+    ),
   },
-  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure', 'balance', 'spend'],
+  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure', 'balance', 'spend', 'routing'],
 );
 
 export const testPlateAnswer = answer({ operation: text('CheckFrance'), key: text('AB123CD') });
