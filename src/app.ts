@@ -25,7 +25,7 @@ import { serviceEndpoints } from './http/lookup/service-endpoints.js';
 import { soapPlugin } from './http/lookup/soap/soap.plugin.js';
 import { wsdlPlugin } from './http/lookup/wsdl/wsdl.plugin.js';
 import { openRedis } from './redis/redis-services.js';
-import { createServices, type Services } from './services.js';
+import { createServices, type ServiceOptions, type Services } from './services.js';
 import { systemClock, type Clock } from './shared/clock.js';
 import type { Repeat } from './shared/repeat.js';
 import { internalError } from './shared/internal-error.js';
@@ -66,6 +66,8 @@ export interface BuildOptions {
   readonly balanceRepeat?: Repeat;
   /** The timer of the upstream spend's periodic writes (tests fire it themselves). */
   readonly upstreamSpendRepeat?: Repeat;
+  /** Providers registered beside the configured ones (test/routing/: fake paid upstreams only a test registers). */
+  readonly extraRegistrations?: ServiceOptions['extraRegistrations'];
 }
 
 /** A client's X-Request-Id is logged beside ours when it looks sane (log lines stay greppable). */
@@ -208,6 +210,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     : undefined;
   const services = createServices(storage, {
     ...(regcheck ? { regcheckHooks: regcheck.hooks } : {}),
+    ...(options.extraRegistrations ? { extraRegistrations: options.extraRegistrations } : {}),
     clock,
     providers: config.providers,
     vin: config.vin,
@@ -241,7 +244,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   });
   // Webhook sending and the alert sweep run in the server only, never in a CLI command; so does the balance watch.
   services.alerting.start();
-  regcheck?.start(new UpstreamBalanceAlerts(storage, services.alerting.webhooks, clock));
+  const upstreamAlerts = new UpstreamBalanceAlerts(storage, services.alerting.webhooks, clock);
+  regcheck?.start(upstreamAlerts);
+  // The router's alerts (funds, quota, refused keys, budgets), and a refused key asked again after a restart.
+  await services.router.start(upstreamAlerts);
   // Upstream calls and cache answers per day, every instance's added up (docs/providers.md "Upstream spend").
   const upstreamSpendRepository = new UpstreamSpendRepository(storage.db);
   const upstreamSpend = new LookupRollup(
@@ -336,7 +342,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock, regcheck ? () => regcheck.balance.refresh() : undefined), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock, regcheck ? () => regcheck.balance.refresh() : undefined, { currency: config.providers.routing?.currency ?? 'GBP', status: (cooling) => services.router.status(cooling) }), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

@@ -27,7 +27,7 @@ import { LookupPipeline } from './lookup/lookup-pipeline.js';
 import type { AnonymousAccess, LookupObserver } from './lookup/lookup-request.js';
 import { LocalStoreProvider } from './providers/local/local-store.provider.js';
 import { providerChains, type ProviderRegistration } from './providers/provider-chains.js';
-import type { ProviderConfig } from './config/provider-config.js';
+import { DEFAULT_ROUTING, type ProviderConfig } from './config/provider-config.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
 import type { RegcheckHooks } from './providers/regcheck/regcheck.client.js';
 import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
@@ -39,6 +39,9 @@ import type { Clock } from './shared/clock.js';
 import { VersionedCache } from './shared/versioned-cache.js';
 import { ChangeSnapshot } from './storage/change-snapshot.js';
 import type { Storage } from './storage/create-database.js';
+import { UpstreamRouter } from './providers/routing/upstream-router.js';
+import { monitorOf, UpstreamMonitor } from './providers/upstream/upstream-monitor.js';
+import type { UpstreamContext } from './providers/upstream/upstream-source.js';
 
 /** What the core services need: accounts, credits, records, test plates and imports. */
 export interface CoreServiceOptions {
@@ -72,6 +75,8 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly sharedCache?: SharedCache;
   /** Plugged into the original service's provider when REGCHECK_USERNAME is set (balance gate, record file). */
   readonly regcheckHooks?: RegcheckHooks;
+  /** Providers registered beside the configured ones, on the app's upstream context (tests' fake paid upstreams). */
+  readonly extraRegistrations?: (context: UpstreamContext) => ProviderRegistration[];
   /** Low-credit alerts and webhooks (Config.alerts); default: DEFAULT_ALERT_CONFIG. */
   readonly alerts?: AlertConfig;
   /** Where the alert loops report a failed round (the server's logger). */
@@ -106,6 +111,8 @@ export interface CoreServices {
 /** The core plus the lookup pipeline and its providers, wired once (the server). */
 export interface Services extends CoreServices {
   readonly pipeline: LookupPipeline;
+  /** The router over the paid upstreams (src/providers/routing/): their order, policies and states. */
+  readonly router: UpstreamRouter;
   /** The cache shared by every instance, when REDIS_URL is set (src/redis/shared-cache.ts). */
   readonly sharedCache: SharedCache | undefined;
   /** Low-credit alerts and webhooks; the server starts their loops (`alerting.start()`), `close` stops them. */
@@ -203,16 +210,23 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   const keyUsage = new KeyUsageRecorder(storage, new ApiKeyRepository(storage.db));
   // Upstream and offline providers register here, one line each (issue 4).
   const vin = offlineVinRegistration(options.vin ?? VIN_OFF, options.clock);
+  const providerConfig = options.providers ?? NO_UPSTREAM_PROVIDERS;
+  // One monitor for the providers and the router that reads their answers (issue 32).
+  const monitor = monitorOf(options.observer) ?? new UpstreamMonitor(() => options.clock.now());
+  const router = new UpstreamRouter({ routing: providerConfig.routing ?? DEFAULT_ROUTING, monitor, clock: options.clock, db: storage.db, log: options.alertLog });
   const registrations: ProviderRegistration[] = [
     vin,
     ...upstreamRegistrations({
       db: storage.db,
       clock: options.clock,
-      config: options.providers ?? NO_UPSTREAM_PROVIDERS,
+      config: providerConfig,
       observer: options.observer,
+      monitor,
+      router,
       sharedCache: options.sharedCache,
       vinOffline: vin.provider,
       regcheckHooks: options.regcheckHooks,
+      extra: options.extraRegistrations,
     }),
   ];
   const alerting = createAlerting(storage, options.clock, options.alerts ?? DEFAULT_ALERT_CONFIG, core.audit, options.alertLog);
@@ -242,7 +256,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
     }),
     replays: new IdempotentReplays(idempotency.repository, options.clock, idempotency.retentionMs),
     testPlates: core.testPlates,
-    providersFor: providerChains(local, registrations),
+    providersFor: providerChains(local, registrations, router),
     recordCache,
     clock: options.clock,
     requireApiKeyEverywhere: options.requireApiKeyEverywhere,
@@ -272,6 +286,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
   return {
     ...core,
     pipeline,
+    router,
     sharedCache: options.sharedCache,
     alerting,
     throttles: createThrottles(storage, options),
@@ -282,6 +297,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       await imports.close();
       await alerting.close();
       await keyUsage.flush();
+      await router.settled();
       (vin.provider as { close?: () => void }).close?.();
     },
   };

@@ -95,6 +95,8 @@ export interface LedgerRow {
   readonly keyId: number | null;
   /** The console user of a Try it lookup. */
   readonly user: string | null;
+  /** The source that answered a lookup (`store`, a register, an upstream, `cache`); null on credit rows and rows before migration 0018. */
+  readonly source: string | null;
 }
 
 export interface LedgerFilter {
@@ -178,6 +180,7 @@ function toRow(row: Selectable<LedgerTable> & { key_name: string | null; user_na
     key: row.key_name,
     keyId: row.api_key_id,
     user: row.user_name,
+    source: row.source,
   };
 }
 

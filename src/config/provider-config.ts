@@ -105,6 +105,8 @@ export interface RegcheckConfig {
   readonly operations: readonly string[];
   /** Below this balance at the original the operator is alerted (REGCHECK_LOW_CREDITS, default 100). */
   readonly lowCredits: number;
+  /** What the router reads of it (REGCHECK_PRICE, _OPERATIONS, _MONTHLY_BUDGET, _CACHE_TTL_S, _RECORD_FILE): readPaidUpstream. */
+  readonly paid: PaidUpstreamSettings;
   /** Where every answer with data is appended as an import line (REGCHECK_RECORD_FILE); none by default. */
   readonly recordFile?: string;
 }
@@ -120,6 +122,8 @@ export interface ProviderConfig {
   readonly israel?: IsraelConfig;
   readonly nhtsaRatings?: NhtsaRatingsConfig;
   readonly regcheck?: RegcheckConfig;
+  /** How paid upstreams are chosen between (UPSTREAM_CURRENCY, UPSTREAM_ORDER, UPSTREAM_FALLBACK_ON_NOT_FOUND). */
+  readonly routing?: RoutingConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -234,6 +238,7 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ...(israel ? { israel } : {}),
     ...(nhtsaRatings ? { nhtsaRatings } : {}),
     ...(regcheck ? { regcheck } : {}),
+    routing: readRoutingConfig(env),
     disabled,
   };
 }
@@ -278,19 +283,112 @@ function readRegcheck(env: EnvReader, disabled: Array<{ provider: string; reason
     disabled.push({ provider: 'regcheck', reason: 'REGCHECK_USERNAME is not set' });
     return undefined;
   }
-  const known = OPERATIONS.map((op) => op.name);
-  const raw = env.text('REGCHECK_OPERATIONS');
-  const names = raw === undefined ? known : [...new Set(raw.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
-  for (const name of names) {
-    if (!known.includes(name)) throw new ConfigError(`REGCHECK_OPERATIONS: "${name}" is not an operation (see docs/operations.md; names are case-sensitive)`);
-  }
-  if (names.length === 0) throw new ConfigError('REGCHECK_OPERATIONS names no operation: leave it unset for all of them, or unset REGCHECK_USERNAME to turn the provider off');
-  const recordFile = env.text('REGCHECK_RECORD_FILE');
+  const settings = readUpstreamSettings(env, 'REGCHECK', 'regcheck', { baseUrl: REGCHECK_DEFAULT_BASE_URL, timeoutMs: 10_000, budgetMs: 10_000 });
+  const paid = readPaidUpstream(env, 'REGCHECK', settings);
   return {
     username,
-    operations: Object.freeze(names),
+    operations: paid.operations,
     lowCredits: env.int('REGCHECK_LOW_CREDITS', 100, { min: 0, max: 1_000_000_000 }),
-    ...(recordFile !== undefined ? { recordFile } : {}),
-    settings: readUpstreamSettings(env, 'REGCHECK', 'regcheck', { baseUrl: REGCHECK_DEFAULT_BASE_URL, timeoutMs: 10_000, budgetMs: 10_000 }),
+    ...(paid.recordFile !== undefined ? { recordFile: paid.recordFile } : {}),
+    paid,
+    settings: paid.settings,
   };
+}
+
+/**
+ * What the router (src/providers/routing/) reads of one paid upstream, the same four settings for
+ * every one of them (issue 32): REGCHECK, UKVD, VINCARIO, CARSXE.
+ */
+export interface PaidUpstreamSettings {
+  /** The provider's name (its UpstreamSettings.name): the router's, the ledger's and the console's. */
+  readonly name: string;
+  /** `<NAME>_PRICE`: what one answer with data costs the operator, in UPSTREAM_CURRENCY; undefined when not told (ranked after every priced source). */
+  readonly price: number | undefined;
+  /** `<NAME>_OPERATIONS`: the operations it may answer (every operation of the catalogue when unset, narrowed by the adapter to what it serves). */
+  readonly operations: readonly string[];
+  /** `<NAME>_MONTHLY_BUDGET`: spend in a calendar month (UTC) after which it is not asked until the month turns; undefined: no budget. */
+  readonly monthlyBudget: number | undefined;
+  /** `<NAME>_RECORD_FILE`: where each answer with data is appended as an import line; none by default. */
+  readonly recordFile?: string;
+  /**
+   * Its common settings, with `<NAME>_CACHE_TTL_S=0` meaning "never kept" for not-found answers
+   * too (a provider whose terms forbid storing its answers: commercial-upstreams.md §9).
+   */
+  readonly settings: UpstreamSettings;
+}
+
+/** The largest price or budget accepted: a typo of a few extra digits is refused rather than trusted. */
+const MAX_MONEY = 1_000_000_000;
+
+/** A decimal amount of money (`0.12`, `15`), at most 6 decimals, from 0 to MAX_MONEY; undefined when unset. */
+function readMoney(env: EnvReader, name: string): number | undefined {
+  const raw = env.text(name);
+  if (raw === undefined) return undefined;
+  if (!/^\d{1,10}(\.\d{1,6})?$/.test(raw) || Number(raw) > MAX_MONEY) {
+    throw new ConfigError(`${name} must be a decimal amount such as 0.12, from 0 to ${MAX_MONEY}, with at most 6 decimals (got "${raw}")`);
+  }
+  return Number(raw);
+}
+
+/**
+ * The generic settings of one paid upstream `<PREFIX>`: `_PRICE`, `_OPERATIONS`, `_MONTHLY_BUDGET`,
+ * `_CACHE_TTL_S` (through `settings`, read by readUpstreamSettings; 0 also stops keeping its
+ * not-found answers) and `_RECORD_FILE`. Every paid adapter's reader calls it once with its own
+ * prefix (REGCHECK here; UKVD, VINCARIO, CARSXE likewise), so the router sees every paid source
+ * alike. `_OPERATIONS` names must be catalogue operations (case-sensitive); an empty list is an
+ * error rather than a silent "off". `served`, when given, is what the adapter can answer at all:
+ * the default, and the bound of a narrowing.
+ */
+export function readPaidUpstream(env: EnvReader, prefix: string, settings: UpstreamSettings, served?: readonly string[]): PaidUpstreamSettings {
+  const known = served ?? OPERATIONS.map((op) => op.name);
+  const raw = env.text(`${prefix}_OPERATIONS`);
+  const operations = raw === undefined ? [...known] : [...new Set(raw.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
+  for (const name of operations) {
+    if (!known.includes(name)) {
+      const what = served ? `an operation this provider answers (${served.join(', ')})` : 'an operation (see docs/operations.md; names are case-sensitive)';
+      throw new ConfigError(`${prefix}_OPERATIONS: "${name}" is not ${what}`);
+    }
+  }
+  if (operations.length === 0) throw new ConfigError(`${prefix}_OPERATIONS names no operation: leave it unset for all of them, or turn the provider off`);
+  const price = readMoney(env, `${prefix}_PRICE`);
+  const monthlyBudget = readMoney(env, `${prefix}_MONTHLY_BUDGET`);
+  if (monthlyBudget !== undefined && price === undefined) {
+    throw new ConfigError(`${prefix}_MONTHLY_BUDGET needs ${prefix}_PRICE: a budget is counted in the price of each call`);
+  }
+  const recordFile = env.text(`${prefix}_RECORD_FILE`);
+  return {
+    name: settings.name,
+    price,
+    operations: Object.freeze(operations),
+    monthlyBudget,
+    ...(recordFile !== undefined ? { recordFile } : {}),
+    settings: settings.cacheTtlS === 0 ? { ...settings, notFoundTtlS: 0 } : settings,
+  };
+}
+
+/** How the router chooses between paid upstreams (docs/providers.md "Routing"). */
+export interface RoutingConfig {
+  /** UPSTREAM_CURRENCY: the currency prices, budgets and spend are in (shown, never converted); default GBP. */
+  readonly currency: string;
+  /** UPSTREAM_ORDER: provider names in order of preference; it breaks ties of price and, where it names two sources, overrides price. */
+  readonly order: readonly string[];
+  /** UPSTREAM_FALLBACK_ON_NOT_FOUND: ask the next paid source when one says "not found" (each call costs); default false. */
+  readonly fallbackOnNotFound: boolean;
+}
+
+/** The paid upstreams UPSTREAM_ORDER may name. */
+export const PAID_UPSTREAM_NAMES: readonly string[] = ['regcheck', 'ukvd', 'vincario', 'carsxe'];
+
+/** The routing of a configuration that names none (tests that build a ProviderConfig by hand). */
+export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({ currency: 'GBP', order: Object.freeze([]), fallbackOnNotFound: false });
+
+export function readRoutingConfig(env: EnvReader): RoutingConfig {
+  const currency = env.matching('UPSTREAM_CURRENCY', 'GBP', /^[A-Z]{3}$/, 'a three-letter currency code such as GBP, EUR or USD');
+  const raw = env.text('UPSTREAM_ORDER');
+  const order = raw === undefined ? [] : [...new Set(raw.split(',').map((n) => n.trim().toLowerCase()).filter((n) => n !== ''))];
+  for (const name of order) {
+    // A provider's name, not checked against this build's paid upstreams: a name no source has ranks nothing.
+    if (!/^[a-z][a-z0-9-]{0,31}$/.test(name)) throw new ConfigError(`UPSTREAM_ORDER: "${name}" is not a provider name such as ${PAID_UPSTREAM_NAMES.join(', ')}`);
+  }
+  return { currency, order: Object.freeze(order), fallbackOnNotFound: env.bool('UPSTREAM_FALLBACK_ON_NOT_FOUND', false) };
 }

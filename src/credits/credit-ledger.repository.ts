@@ -22,6 +22,8 @@ export interface LedgerEntry {
   readonly userId: number | null;
   /** The name of the API key (entries() joins it); null without one. */
   readonly key: string | null;
+  /** The source that answered a lookup (`store`, a register, an upstream, `cache`; migration 0018); null on other rows. */
+  readonly source: string | null;
 }
 
 export interface DebitDetails {
@@ -30,6 +32,8 @@ export interface DebitDetails {
   readonly query: string;
   readonly requestId: string;
   readonly createdAt: string;
+  /** The source that answered (LookupOutcome.source); null when none is known. */
+  readonly source?: string | null;
   /**
    * The client's Idempotency-Key and the result paid for (LookupResult as JSON): the debit writer
    * records them in the debit's transaction (IdempotencyRepository), and does not debit when the
@@ -63,6 +67,8 @@ export interface FreeLookupDetails {
   readonly requestId: string;
   readonly createdAt: string;
   readonly reason: FreeReason;
+  /** The source that answered (LookupOutcome.source); null for a replay (no source was asked). */
+  readonly source?: string | null;
   readonly apiKeyId?: number | null;
   readonly userId?: number | null;
 }
@@ -102,11 +108,11 @@ export interface FreeLookupRow {
   readonly details: FreeLookupDetails;
 }
 
-/** Parameters of one free row: the account id and the eight details. */
-const FREE_ROW_ARITY = 9;
+/** Parameters of one free row: the account id and the nine details. */
+const FREE_ROW_ARITY = 10;
 
 /** Parameters of one debit row (its kind is a constant). */
-const DEBIT_ROW_ARITY = 10;
+const DEBIT_ROW_ARITY = 11;
 
 /**
  * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
@@ -129,6 +135,7 @@ function toEntry(row: Selectable<LedgerTable> & { key_name: string | null }): Le
     apiKeyId: row.api_key_id,
     userId: row.user_id,
     key: row.key_name,
+    source: row.source,
   };
 }
 
@@ -177,6 +184,7 @@ export class CreditLedgerRepository {
               created_at: at(7),
               api_key_id: at(8),
               user_id: at(9),
+              source: at(10),
             };
           }),
         ),
@@ -216,6 +224,7 @@ export class CreditLedgerRepository {
               // Typed: a bare parameter in a SELECT list is text to PostgreSQL (the columns are integers).
               eb.cast(eb.val(at(7)), 'integer').as('api_key_id'),
               eb.cast(eb.val(at(8)), 'integer').as('user_id'),
+              eb.val(at(9)).as('source'),
             ])
             .where('id', '=', at(0));
         };
@@ -223,7 +232,7 @@ export class CreditLedgerRepository {
         for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
         return db
           .insertInto('ledger')
-          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'api_key_id', 'user_id'])
+          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'api_key_id', 'user_id', 'source'])
           .expression(union);
       });
       this.freeRowInserts.set(rows, query);
@@ -241,7 +250,7 @@ export class CreditLedgerRepository {
       const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
       const args: unknown[] = [];
       for (const { accountId, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.apiKeyId ?? null, details.userId ?? null);
+        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.apiKeyId ?? null, details.userId ?? null, details.source ?? null);
       }
       await this.insertFreeRows(chunk.length).run(tx, ...args);
     }
@@ -303,7 +312,7 @@ export class CreditLedgerRepository {
     const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
     const args: unknown[] = [];
     for (const { cost, balanceAfter, details } of chunk) {
-      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.apiKeyId ?? null, details.userId ?? null);
+      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.apiKeyId ?? null, details.userId ?? null, details.source ?? null);
     }
     return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }

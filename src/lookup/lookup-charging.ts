@@ -98,6 +98,7 @@ export class LookupCharging {
     idempotencyKey: string | undefined,
     result: LookupResult,
     cost: number,
+    source: string,
     key?: LiveKey,
   ): Promise<LookupOutcome> {
     const operation = query.operation;
@@ -105,11 +106,11 @@ export class LookupCharging {
     if (charge === 0) {
       // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
-      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free }, key);
+      return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free, source }, key);
     }
     const delivery = request.delivery;
     if (delivery !== undefined && !delivery.open()) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
-    const details = this.details(query, request, key);
+    const details = this.details(query, request, key, source);
     const balance = await this.write(account, charge, details, idempotencyKey, result, request);
     if (balance === KEY_TAKEN) return this.free(account, query, request, await this.replayTaken(account, query, idempotencyKey ?? ''), key);
     if (balance === CLIENT_GONE) throw new LookupError('CLIENT_GONE', MESSAGES.clientGone);
@@ -120,7 +121,7 @@ export class LookupCharging {
     delivery?.whenUndelivered(() => {
       this.reverse(account, { ...details, createdAt: this.nowIso(), cost: charge }, idempotencyKey);
     });
-    return { operation, result, charged: charge, balance };
+    return { operation, result, charged: charge, balance, source };
   }
 
   /** Resolves once every reversal started so far is written (or failed): the app awaits it before the store closes. */
@@ -172,6 +173,7 @@ export class LookupCharging {
       reason,
       apiKeyId: key?.id ?? null,
       userId: userIdOf(request),
+      source: outcome.source ?? null,
     };
     try {
       await this.deps.debits.free(account.id, details);
@@ -194,7 +196,7 @@ export class LookupCharging {
   }
 
   /** What a debit's ledger row (and its reversal's) records of the lookup, with its key's cap where it has one. */
-  private details(query: LookupQuery, request: LookupRequest, key: LiveKey | undefined) {
+  private details(query: LookupQuery, request: LookupRequest, key: LiveKey | undefined, source: string) {
     const cap = key?.rules?.cap;
     return {
       operation: query.operation.name,
@@ -206,6 +208,7 @@ export class LookupCharging {
       userId: userIdOf(request),
       // Only a capped key's debit carries its cap: the writer adds a query for it alone.
       ...(cap ? { cap: { keyId: key.id, periodKey: capPeriodKey(cap.period, this.nowMs()) } } : {}),
+      source,
     };
   }
 

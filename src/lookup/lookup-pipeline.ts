@@ -3,7 +3,7 @@ import type { OperationDeclaration } from '../catalogue/operation.js';
 import type { FreeLookupDetails, ReversalDetails } from '../credits/credit-ledger.repository.js';
 import type { DebitBatcher } from '../credits/debit-batcher.js';
 import type { TestPlates } from '../datasets/test-plates.js';
-import type { Provider } from './provider.js';
+import { provenanceOf, STORE_SOURCE, type Provider } from './provider.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { Clock } from '../shared/clock.js';
 import { deepFreeze } from '../shared/deep-freeze.js';
@@ -162,13 +162,23 @@ export class LookupPipeline {
     // price
     const priced = this.charging.price(account, query, rules);
     const cost = priced instanceof Promise ? await priced : priced;
-    // answer
+    // answer (a record cache hit is the store's: only the chain's first provider is kept)
     const answered = this.answer(query);
-    const record: unknown = answered instanceof Promise ? await answered : answered;
+    let record: unknown;
+    let source: string;
+    if (answered instanceof Promise) {
+      // answer() gives a promise only from askProviders.
+      const found = await (answered as Promise<Answered>);
+      record = found.record;
+      source = found.source;
+    } else {
+      record = answered;
+      source = STORE_SOURCE;
+    }
     // shape
     const result = this.shape(call.operation, record, request.baseUrl);
     // debit (or the free row of an answer that costs nothing)
-    return this.charging.debit(account, query, request, idempotencyKey, result, cost, key);
+    return this.charging.debit(account, query, request, idempotencyKey, result, cost, source, key);
   }
 
   /** An operation without a username, called without credentials: free, if the operator allows it (LookupAuthentication.admitAnonymous). */
@@ -176,8 +186,8 @@ export class LookupPipeline {
     await this.authentication.admitAnonymous(call, request);
     const query = buildQuery(call.operation, call.args);
     const answered = this.answer(query);
-    const record: unknown = answered instanceof Promise ? await answered : answered;
-    return { operation: call.operation, result: this.shape(call.operation, record, request.baseUrl), charged: 0, balance: 0 };
+    const { record, source } = answered instanceof Promise ? await (answered as Promise<Answered>) : { record: answered, source: STORE_SOURCE };
+    return { operation: call.operation, result: this.shape(call.operation, record, request.baseUrl), charged: 0, balance: 0, source };
   }
 
   /**
@@ -186,24 +196,26 @@ export class LookupPipeline {
    * the chain's first provider marked cacheable.
    */
   private answer(query: LookupQuery): unknown {
+    // A plain value is a record cache hit; a promise is an Answered (record and source).
     const cached = this.deps.recordCache.peek(recordCacheKey(query));
     if (cached !== undefined) return cached;
     return this.askProviders(query);
   }
 
   /** Asks the providers in order; keeps a cacheable answer of the first one (see findRecord). */
-  private async askProviders(query: LookupQuery): Promise<unknown> {
+  private async askProviders(query: LookupQuery): Promise<Answered> {
     const providers = this.deps.providersFor(query.operation);
     const mark = this.deps.recordCache.mark();
     let unavailable: string | undefined;
     for (const [i, provider] of providers.entries()) {
       const answer = await provider.find(query);
       if (answer.status === 'found') {
-        if (i > 0 || answer.cacheable !== true) return answer.record;
+        const source = provenanceOf(answer);
+        if (i > 0 || answer.cacheable !== true) return { record: answer.record, source };
         // Frozen: the cached object is shared by every later answer, and nothing may change it.
         const record = deepFreeze(answer.record);
         this.deps.recordCache.set(recordCacheKey(query), record, mark);
-        return record;
+        return { record, source };
       }
       if (answer.status === 'unavailable') unavailable ??= answer.reason;
     }
@@ -213,7 +225,7 @@ export class LookupPipeline {
     }
     // A source that lists only what it has (CheckStolen's register): not listed is an answer.
     const absent = codecOf(op.resultType).recordWhenAbsent?.();
-    if (absent !== undefined) return absent;
+    if (absent !== undefined) return { record: absent, source: STORE_SOURCE };
     throw new LookupError('NOT_FOUND', MESSAGES.lookupFailed(op.label));
   }
 
@@ -231,6 +243,12 @@ export class LookupPipeline {
       return Object.freeze(result);
     });
   }
+}
+
+/** A record the providers answered and the source that gave it (the ledger's `source`, X-Lookup-Source). */
+interface Answered {
+  readonly record: unknown;
+  readonly source: string;
 }
 
 /** Stage "resolve": the operation and arguments the adapter resolved, or its refusal raised now. */

@@ -110,6 +110,12 @@ export interface LookupOutcome {
   readonly replayed?: true;
   /** Why an account's lookup cost nothing, as its `free` ledger row says; absent on charged and anonymous lookups. */
   readonly free?: FreeReason;
+  /**
+   * The source that answered (issue 32): `store`, a register's name (`dvla`), a paid upstream's
+   * (`regcheck`), or `cache` for an upstream answer the shared cache served. The ledger row and the
+   * X-Lookup-Source header carry it, never the result document. Absent on a replay (no source was asked).
+   */
+  readonly source?: string;
 }
 
 /** Told about every finished lookup; metrics implement it. */

@@ -17,6 +17,11 @@ export type ProviderAnswer =
        * have their own TTL cache) or depend on more than the query's key (rating searches).
        */
       readonly cacheable?: boolean;
+      /**
+       * `cache` when an upstream's answer came from the shared upstream cache rather than a call
+       * (UpstreamAnswer.via): the ledger and X-Lookup-Source then say `cache`, not the upstream.
+       */
+      readonly via?: 'upstream' | 'cache';
     }
   | { readonly status: 'not-found' }
   | { readonly status: 'unavailable'; readonly reason: string };
@@ -28,4 +33,15 @@ export type ProviderAnswer =
 export interface Provider {
   readonly name: string;
   find(query: LookupQuery): Promise<ProviderAnswer>;
+}
+
+/** What the ledger's `source` and the X-Lookup-Source header say of the local store's answers. */
+export const STORE_SOURCE = 'store';
+
+/** What the ledger's `source` and the X-Lookup-Source header say of an upstream answer served from the shared cache. */
+export const CACHE_SOURCE = 'cache';
+
+/** The provenance of a found answer (issue 32): `cache`, or the source that answered. */
+export function provenanceOf(answer: Extract<ProviderAnswer, { readonly status: 'found' }>): string {
+  return answer.via === 'cache' ? CACHE_SOURCE : answer.source;
 }

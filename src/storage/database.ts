@@ -52,6 +52,8 @@ export interface LedgerTable {
   api_key_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** Migration 0019: the console user of a Try it lookup. */
   user_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Migration 0018: the source that answered a lookup (`store`, a register, an upstream, `cache`); null on other rows. */
+  source: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Migration 0004: several named keys per account, stored as hashes. */
@@ -361,6 +363,26 @@ export interface UpstreamAlertMarksTable {
 }
 
 /** The operator's balance at a paid upstream, shared by every instance (migration 0015). */
+/** Migration 0018: a paid upstream taken out for every instance (UpstreamStateRepository). */
+export interface UpstreamStatesTable {
+  provider: string;
+  /** `out-of-funds`, `quota` or `disabled` (refused credentials). */
+  state: string;
+  reason: string;
+  /** When it may be asked again (ISO 8601); null: until a balance says otherwise, or for good. */
+  until: string | null;
+  changed_at: string;
+}
+
+/** Migration 0018: spend at a paid upstream per UTC day, in millionths of UPSTREAM_CURRENCY. */
+export interface UpstreamSpendTable {
+  provider: string;
+  day: string;
+  /** bigint: node-postgres answers it as a string, SQLite as a number (read through Number()). */
+  spent_micros: ColumnType<number | string, number, number>;
+  calls: number;
+}
+
 export interface UpstreamBalancesTable {
   provider: string;
   credits: number;
@@ -395,6 +417,8 @@ export interface DatabaseSchema {
   upstream_stats: UpstreamStatsTable;
   upstream_alert_marks: UpstreamAlertMarksTable;
   upstream_balances: UpstreamBalancesTable;
+  upstream_states: UpstreamStatesTable;
+  upstream_spend: UpstreamSpendTable;
   credit_references: CreditReferencesTable;
 }
 

@@ -13,9 +13,18 @@ export const ACCOUNT_EVENT_TYPES = ['credits.low', 'credits.depleted', 'key.cap.
 /**
  * Event types about the service itself, for the operator's own endpoints only: the operator's
  * balance at a paid upstream (the original service) fell below its threshold, or to 0
- * (upstream-balance.ts, docs/providers.md).
+ * (upstream-balance.ts, docs/providers.md); and the router's (src/providers/routing/): a paid
+ * upstream out of funds or quota, disabled for a refused key, or at 80 % and 100 % of its
+ * monthly budget.
  */
-export const OPERATOR_EVENT_TYPES = ['upstream.credits.low', 'upstream.credits.depleted'] as const;
+export const OPERATOR_EVENT_TYPES = [
+  'upstream.credits.low',
+  'upstream.credits.depleted',
+  'upstream.out-of-funds',
+  'upstream.disabled',
+  'upstream.budget.warning',
+  'upstream.budget.reached',
+] as const;
 /** Every event type an endpoint can subscribe to. */
 export const EVENT_TYPES = [...ACCOUNT_EVENT_TYPES, ...OPERATOR_EVENT_TYPES] as const;
 export type EventType = (typeof ACCOUNT_EVENT_TYPES)[number];

@@ -156,6 +156,7 @@ export const ledgerRowAnswer = answer({
   key: orNull(text('production', { description: 'The name of the API key that made the lookup; null for rows without one (grants, username-only and console lookups, rows before keys were recorded)' })),
   keyId: orNull(integer(3, { description: 'The id of that key (a rolled key has a new id and the same name)' })),
   user: orNull(text('carol', { description: 'The console user of a Try it lookup' })),
+  source: orNull(text('regcheck', { description: 'The source that answered a lookup: `store`, a free register (`dvla`...), a paid upstream (`regcheck`...) or `cache`; null on credit rows, replays and rows written before it was recorded' })),
 });
 
 export const usageDayAnswer = answer({
@@ -314,8 +315,25 @@ export const providerAnswer = answer(
       last30Days: spendTotalsAnswer,
       byOperation: list(answer({ operation: text('CheckFrance'), ...(spendTotalsAnswer.properties as Record<string, Schema>) })),
     }),
+    routing: answer(
+      {
+        state: oneOf(['ready', 'cooling-down', 'out-of-funds', 'quota', 'over-budget', 'disabled']),
+        reason: text('monthly budget of 50 spent'),
+        until: at(),
+        price: orNull({ type: 'number', examples: [0.1] }),
+        priceFrom: oneOf(['provider', 'configured', 'unknown']),
+        configuredPrice: orNull({ type: 'number', examples: [0.12] }),
+        monthlyBudget: orNull({ type: 'number', examples: [50] }),
+        spendToday: answer({ spent: { type: 'number', examples: [1.2] }, calls: integer(12) }),
+        spendThisMonth: answer({ spent: { type: 'number', examples: [31.5] }, calls: integer(315) }),
+        balance: orNull({ type: 'number', examples: [420.5] }),
+        lastError: orNull(answer({ at: at(), kind: text('out-of-funds'), message: text('insufficient funds (HTTP 402)') })),
+        currency: text('GBP'),
+      },
+      ['reason', 'until'],
+    ),
   },
-  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure', 'balance', 'spend'],
+  ['reason', 'breaker', 'retryAt', 'consecutiveFailures', 'lookups', 'requests', 'lastLatencyMs', 'lastSuccessAt', 'lastFailure', 'balance', 'spend', 'routing'],
 );
 
 export const testPlateAnswer = answer({ operation: text('CheckFrance'), key: text('AB123CD') });

@@ -1,6 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { RecordRepository } from '../../datasets/record.repository.js';
-import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
+import { STORE_SOURCE, type Provider, type ProviderAnswer } from '../../lookup/provider.js';
 
 function numberField(doc: Record<string, unknown>, name: string): number {
   const v = doc[name];
@@ -21,7 +21,7 @@ export class LocalStoreProvider implements Provider {
     if (document === undefined) return { status: 'not-found' };
     // Cacheable: a stored record changes only by a commit, which moves the change counter (or by
     // an import in this process, which clears the pipeline's record cache).
-    return { status: 'found', record: JSON.parse(document) as unknown, source: this.name, cacheable: true };
+    return { status: 'found', record: JSON.parse(document) as unknown, source: STORE_SOURCE, cacheable: true };
   }
 
   /** Make equal, model contained, both case-insensitive (issue 2); ordered as Euro NCAP sorts. */
@@ -36,6 +36,6 @@ export class LocalStoreProvider implements Provider {
     // None here is "not found", so a later provider of the chain (the original service) is asked;
     // with none, the codec answers the empty list (recordWhenAbsent), free as before.
     if (ratings.length === 0) return { status: 'not-found' };
-    return { status: 'found', record: ratings, source: this.name };
+    return { status: 'found', record: ratings, source: STORE_SOURCE };
   }
 }

@@ -116,7 +116,7 @@ export class RegcheckClient {
       const body = response.text;
       if (HTML.test(body)) throw new UpstreamError('server-error', `HTTP ${response.status} with an HTML page`, response.status);
       if (WRONG_USERNAME.test(body)) throw new UpstreamError('auth', 'the original refused the username (REGCHECK_USERNAME)', response.status);
-      if (OUT_OF_CREDIT.test(body)) throw new UpstreamError('auth', 'the account at the original is out of credit', response.status);
+      if (OUT_OF_CREDIT.test(body)) throw new UpstreamError('out-of-funds', 'the account at the original is out of credit', response.status);
       if (LOOKUP_FAILED.test(body)) return { status: 'not-found' };
       throw new UpstreamError('server-error', `HTTP ${response.status} (a fault of the original)`, response.status);
     }

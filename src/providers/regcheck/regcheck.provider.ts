@@ -30,6 +30,6 @@ export class RegcheckProvider implements Provider {
     if (!isPayload(answer.payload) || answer.payload.operation !== query.operation.name) {
       return { status: 'unavailable', reason: 'regcheck: a cached answer of another shape' };
     }
-    return { status: 'found', record: answer.payload.record, source: this.name };
+    return { status: 'found', record: answer.payload.record, source: this.name, via: answer.via };
   }
 }

@@ -1,11 +1,14 @@
 import type { Clock } from '../../shared/clock.js';
 import type { ProviderStatus } from './upstream-monitor.js';
 import type { ProviderSpend, UpstreamSpendRepository } from './upstream-spend.js';
+import type { PolicyStatus } from '../routing/upstream-policy.js';
 
 /** A provider as `GET /admin/api/providers` and the console's providers page show it. */
 export type ProviderView = ProviderStatus & {
   /** Its calls and cache answers today and over 30 days, every instance summed (upstream_stats). */
   readonly spend?: ProviderSpend;
+  /** For a paid upstream, the router's view (issue 32): state and why, price, spend today and this month in the currency, budget, balance, last error. */
+  readonly routing?: PolicyStatus & { readonly currency: string };
 };
 
 /**
@@ -21,17 +24,27 @@ export class ProvidersView {
     private readonly clock: Clock,
     /** Brings the live state up to date first (the balance every instance shares in the store). */
     private readonly refresh?: () => Promise<void>,
+    /** The router's state of each paid upstream (UpstreamRouter.status), given which are cooling down here, and the currency. */
+    private readonly routing?: { readonly currency: string; status(cooling: (name: string) => { readonly until?: string } | undefined): Promise<Record<string, PolicyStatus>> },
   ) {}
 
   async view(): Promise<Record<string, ProviderView>> {
     await this.refresh?.();
     const status = this.status();
     const spend = await this.spend.spend(this.clock.now());
+    const routing = this.routing;
+    const routed = routing
+      ? await routing.status((name) => {
+          const live = status[name];
+          return live?.status === 'down' ? (live.retryAt !== undefined ? { until: live.retryAt } : {}) : undefined;
+        })
+      : {};
     const names = [...new Set([...Object.keys(status), ...Object.keys(spend)])].sort();
     const out: Record<string, ProviderView> = {};
     for (const name of names) {
       const s = spend[name];
-      out[name] = { ...(status[name] ?? { enabled: false, status: 'disabled', reason: 'not configured' }), ...(s ? { spend: s } : {}) };
+      const r = routed[name];
+      out[name] = { ...(status[name] ?? { enabled: false, status: 'disabled', reason: 'not configured' }), ...(s ? { spend: s } : {}), ...(r && routing ? { routing: { ...r, currency: routing.currency } } : {}) };
     }
     return out;
   }

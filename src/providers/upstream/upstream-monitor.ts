@@ -24,6 +24,10 @@ export type UpstreamEvent =
        */
       readonly operation?: string;
       readonly failure?: { readonly kind: string; readonly message: string };
+      /** A paid provider's own price for this call, where its answer said (FetchOutcome.cost). */
+      readonly cost?: number;
+      /** A paid provider's balance after this call, where its answer said (FetchOutcome.balance). */
+      readonly balance?: number;
     }
   | { readonly type: 'breaker'; readonly provider: string; readonly from: BreakerState; readonly to: BreakerState }
   /** An OAuth token was obtained or could not be. */

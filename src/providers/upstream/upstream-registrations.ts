@@ -28,6 +28,7 @@ import type { ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';
+import type { UpstreamRouter } from '../routing/upstream-router.js';
 
 export interface UpstreamDeps {
   readonly db: Db;
@@ -47,6 +48,12 @@ export interface UpstreamDeps {
   readonly vinOffline?: OfflineVinProvider | undefined;
   /** What the operator's side plugs into the original service's provider (balance gate, record file). */
   readonly regcheckHooks?: RegcheckHooks | undefined;
+  /** The monitor providers report to, when the caller made it (it must be the router's too); else the observer's. */
+  readonly monitor?: UpstreamMonitor | undefined;
+  /** The router whose policies gate the paid upstreams (UpstreamContext.gate). */
+  readonly router?: UpstreamRouter | undefined;
+  /** Registrations built on this app's upstream context beside the configured ones (a test's fake paid upstreams). */
+  readonly extra?: ((context: UpstreamContext) => ProviderRegistration[]) | undefined;
 }
 
 /**
@@ -106,7 +113,7 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
  */
 function regcheckRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   if (!config.regcheck) return [];
-  return [{ operations: config.regcheck.operations, provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {})) }];
+  return [{ operations: config.regcheck.operations, paid: { provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {})), settings: config.regcheck.paid } }];
 }
 
 /**
@@ -116,9 +123,17 @@ function regcheckRegistrations(context: UpstreamContext, config: ProviderConfig,
  */
 export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[] {
   const { config } = deps;
-  const monitor = monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
+  const monitor = deps.monitor ?? monitorOf(deps.observer) ?? new UpstreamMonitor(() => deps.clock.now());
   for (const { provider, reason } of config.disabled) monitor.disabled(provider, reason);
-  const context: UpstreamContext = { cache: new UpstreamCacheRepository(deps.db), clock: deps.clock, monitor, shared: deps.sharedCache, waitClock: deps.waitClock };
+  const router = deps.router;
+  const context: UpstreamContext = {
+    cache: new UpstreamCacheRepository(deps.db),
+    clock: deps.clock,
+    monitor,
+    shared: deps.sharedCache,
+    waitClock: deps.waitClock,
+    ...(router ? { gate: (provider: string) => router.gate(provider) } : {}),
+  };
   // NHTSA answers no operation of its own: it fills in thin offline VIN decodes.
   if (config.nhtsa && deps.vinOffline) deps.vinOffline.enrichWith(new NhtsaVinEnricher(NhtsaClient.create(context, config.nhtsa)));
   return [
@@ -127,7 +142,8 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...norwayRegistrations(context, config),
     ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
-    // Last: the paid source after every free one.
+    // Paid sources: the router asks them after every free one, cheapest first.
     ...regcheckRegistrations(context, config, deps),
+    ...(deps.extra?.(context) ?? []),
   ];
 }

@@ -23,6 +23,13 @@ export interface UpstreamContext {
   readonly shared?: SharedCache | undefined;
   /** The HTTP clients' request budgets and retry pauses (`UpstreamHttpOptions.wait`); real time when absent. */
   readonly waitClock?: WaitClock | undefined;
+  /**
+   * The router's gate of a paid provider (UpstreamPolicy.gate, src/providers/routing/): asked
+   * after a cache miss, as LookupOptions.refuse is, for every source by its name, so an adapter
+   * need not pass it. A reason means the provider is out (funds, quota, budget, refused key) on
+   * every instance; undefined lets the call go ahead.
+   */
+  readonly gate?: ((provider: string) => string | undefined | Promise<string | undefined>) | undefined;
 }
 
 /** What the shared cache holds for one answer; anything else read back is ignored as a miss. */
@@ -54,6 +61,15 @@ export type UpstreamAnswer =
   | { readonly status: 'found'; readonly payload: unknown; readonly via: 'upstream' | 'cache' }
   | { readonly status: 'not-found'; readonly via: 'upstream' | 'cache' }
   | { readonly status: 'unavailable'; readonly reason: string };
+
+/**
+ * A found upstream answer as the pipeline's ProviderAnswer: `via` says whether a call or the
+ * shared cache gave it (the ledger's and X-Lookup-Source's `cache`). Adapters build their found
+ * answers with it.
+ */
+export function foundAs(answer: Extract<UpstreamAnswer, { readonly status: 'found' }>, record: unknown, source: string): ProviderAnswer {
+  return { status: 'found', record, source, via: answer.via };
+}
 
 /** A not-found or unavailable upstream answer, as the pipeline's ProviderAnswer (neither costs a credit). */
 export function unansweredAs(answer: Exclude<UpstreamAnswer, { readonly status: 'found' }>): ProviderAnswer {
@@ -154,7 +170,8 @@ export class UpstreamSource {
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
     }
 
-    const gate = options.refuse?.();
+    const own = options.refuse?.();
+    const gate = (own instanceof Promise ? await own : own) ?? this.context.gate?.(provider);
     const refused = gate instanceof Promise ? await gate : gate;
     if (refused !== undefined) {
       monitor.emit({ type: 'answer', provider, answer: 'unavailable', via: 'refused', seconds: seconds(), failure: { kind: 'refused', message: refused }, ...op });
@@ -181,7 +198,8 @@ export class UpstreamSource {
 
     if (outcome.status === 'found') await this.writeCache(key, { status: 'found', payload: outcome.payload }, this.settings.cacheTtlS);
     else if (outcome.cache !== false) await this.writeCache(key, { status: 'not-found' }, this.settings.notFoundTtlS);
-    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds(), ...op });
+    const signals = outcome.status === 'found' ? { ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}), ...(outcome.balance !== undefined ? { balance: outcome.balance } : {}) } : {};
+    monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds(), ...op, ...signals });
     return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
   }
 

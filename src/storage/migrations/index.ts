@@ -16,6 +16,7 @@ import { creditReferencesMigration } from './0013-credit-references.js';
 import { operationRecordsMigration } from './0014-operation-records.js';
 import { upstreamBalancesMigration } from './0015-upstream-balances.js';
 import { webhookResponsesMigration } from './0016-webhook-responses.js';
+import { upstreamRoutingMigration } from './0018-upstream-routing.js';
 import { keyProductsMigration } from './0019-key-products.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
@@ -37,6 +38,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0014-operation-records': operationRecordsMigration,
     '0015-upstream-balances': upstreamBalancesMigration,
     '0016-webhook-responses': webhookResponsesMigration,
+    '0018-upstream-routing': upstreamRoutingMigration,
     '0019-key-products': keyProductsMigration,
   };
   return { getMigrations: () => Promise.resolve(migrations) };

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { setOutcomeHeaders } from '../lookup-headers.js';
 import type { OperationDeclaration } from '../../../catalogue/operation.js';
 import { int32Rule } from '../../../catalogue/input-rules.js';
 import { LookupError, type LookupErrorCode } from '../../../lookup/lookup-error.js';
@@ -164,7 +165,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });
-        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+        setOutcomeHeaders(reply, outcome);
         const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
         return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
       } catch (error) {

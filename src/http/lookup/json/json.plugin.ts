@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { setOutcomeHeaders } from '../lookup-headers.js';
 import type { Catalogue } from '../../../catalogue/catalogue.js';
 import type { OperationDeclaration } from '../../../catalogue/operation.js';
 import { LookupError, type LookupErrorCode } from '../../../lookup/lookup-error.js';
@@ -127,7 +128,7 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
         // A key's allowed addresses are checked against it (issue 33); the JSON interface has no anonymous calls.
         caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
       });
-      if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+      setOutcomeHeaders(reply, outcome);
       return await reply
         .code(200)
         .type('application/json; charset=utf-8')

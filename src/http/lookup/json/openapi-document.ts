@@ -165,6 +165,7 @@ function components(types: readonly ResultType[]): JsonSchema {
       headers: {
         'x-credits-charged': { $ref: '#/components/headers/CreditsCharged' },
         'x-credits-remaining': { $ref: '#/components/headers/CreditsRemaining' },
+        'x-lookup-source': { $ref: '#/components/headers/LookupSource' },
         'idempotent-replayed': { $ref: '#/components/headers/IdempotentReplayed' },
         'x-request-id': { $ref: '#/components/headers/RequestId' },
       },
@@ -242,6 +243,11 @@ function components(types: readonly ResultType[]): JsonSchema {
         description: "The account's balance after this lookup.",
         required: true,
         schema: { type: 'integer' },
+      },
+      LookupSource: {
+        description:
+          'The source that answered: `store` (data the operator imported), a free register (`dvla`, `rdw`...), a paid upstream (`regcheck`...), or `cache` (an upstream answer served from the shared cache). Absent on an Idempotency-Key replay.',
+        schema: { type: 'string' },
       },
       WWWAuthenticate: {
         description: 'The HTTP Basic challenge, with the realm the operator configured (AUTH_REALM).',

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { setOutcomeHeaders } from '../lookup-headers.js';
 import { LookupError, type LookupErrorCode } from '../../../lookup/lookup-error.js';
 import type { LookupPipeline } from '../../../lookup/lookup-pipeline.js';
 import { memoizedEncoding } from '../../../lookup/result-memo.js';
@@ -176,7 +177,7 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });
-        if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+        setOutcomeHeaders(reply, outcome);
         return await reply
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])

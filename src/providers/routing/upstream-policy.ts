@@ -1,0 +1,252 @@
+import type { UpstreamAlertSink } from '../../alerts/upstream-balance-alerts.js';
+import type { PaidUpstreamSettings } from '../../config/provider-config.js';
+import type { Clock } from '../../shared/clock.js';
+import type { UpstreamEvent, UpstreamMonitor } from '../upstream/upstream-monitor.js';
+import { toMicros, type SharedOutState, type StoredOutState, type UpstreamStateRepository } from '../upstream/upstream-state.repository.js';
+
+/** How long an upstream that said "out of funds" stays out before one call asks again (its answer's balance, or the original's balance read, may bring it back sooner). */
+export const OUT_OF_FUNDS_RETRY_MS = 10 * 60_000;
+/** The share of a monthly budget at which the operator is warned. */
+export const BUDGET_WARNING_SHARE = 0.8;
+
+/** What the console and `/admin/api/providers` say of a paid upstream's state. */
+export type RoutingState = 'ready' | 'cooling-down' | 'out-of-funds' | 'quota' | 'over-budget' | 'disabled';
+
+/** A paid upstream as the router sees it now, for the operator. */
+export interface PolicyStatus {
+  readonly state: RoutingState;
+  /** Why it is not ready; absent when it is. */
+  readonly reason?: string;
+  /** When it may be asked again, where known (ISO 8601). */
+  readonly until?: string;
+  /** The price the router ranks it by: its own last price signal, else `<NAME>_PRICE`; null when neither is known. */
+  readonly price: number | null;
+  readonly priceFrom: 'provider' | 'configured' | 'unknown';
+  readonly configuredPrice: number | null;
+  readonly monthlyBudget: number | null;
+  /** Spend and calls that cost it, every instance summed, in the currency. */
+  readonly spendToday: { readonly spent: number; readonly calls: number };
+  readonly spendThisMonth: { readonly spent: number; readonly calls: number };
+  /** The balance its last answer told (UKVD's AccountBalance, Vincario's balance); null when none did. */
+  readonly balance: number | null;
+  readonly lastError: { readonly at: string; readonly kind: string; readonly message: string } | null;
+}
+
+const day = (d: Date): string => d.toISOString().slice(0, 10);
+const monthStart = (d: Date): string => `${d.toISOString().slice(0, 7)}-01`;
+const nextMonth = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
+const nextDay = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1));
+
+export interface UpstreamPolicyOptions {
+  readonly settings: PaidUpstreamSettings;
+  readonly monitor: UpstreamMonitor;
+  readonly clock: Clock;
+  /** The store every instance shares: out states and spend. */
+  readonly states: UpstreamStateRepository;
+  readonly log?: { warn(message: string, error?: unknown): void } | undefined;
+}
+
+/**
+ * The router's policy for one paid upstream (issue 32; commercial-upstreams.md §5 and §10): the
+ * adapter classifies each answer once (UpstreamError's kind, FetchOutcome's cost and balance) and
+ * this reads those classifications from the monitor's answer events, so no adapter branches on
+ * policy:
+ * - found: its cost (the provider's own price signal, else `<NAME>_PRICE`) is added to the day's
+ *   spend in the store, and an out-of-funds or quota state ends (the provider answered);
+ * - `out-of-funds`: out for every instance until OUT_OF_FUNDS_RETRY_MS has passed or a balance
+ *   says otherwise (an answer's balance, the original's balance read above 0);
+ * - `quota`: out for every instance until the next UTC day (the providers' daily limits);
+ * - `auth`: disabled for every instance, never asked again until a restart (the operator fixing
+ *   the key restarts the service);
+ * - a monthly budget reached: not asked until the month turns (the spend in the store says it).
+ * Each of these alerts the operator once (UpstreamAlertSink); the budget at 80 % and 100 %.
+ * Unavailable answers of other kinds are the breaker's (UpstreamSource), not this.
+ */
+export class UpstreamPolicy {
+  private lastCost: number | undefined;
+  private balance: number | undefined;
+  private lastError: PolicyStatus['lastError'] = null;
+  private readonly pending = new Set<Promise<void>>();
+  private alerts: UpstreamAlertSink | undefined;
+  /** The month whose budget alerts this instance re-armed (once a month, at its first call). */
+  private rearmedMonth = '';
+
+  constructor(private readonly options: UpstreamPolicyOptions) {
+    options.monitor.subscribe((event) => {
+      if (event.type === 'answer' && event.provider === options.settings.name) this.onAnswer(event);
+      // The original's balance watch read a positive balance: out of funds is over.
+      if (event.type === 'balance' && event.provider === options.settings.name && event.how === 'read' && (event.credits ?? 0) > 0) {
+        this.track(this.bringBack(['quota', 'disabled']));
+      }
+    });
+  }
+
+  get name(): string {
+    return this.options.settings.name;
+  }
+
+  get settings(): PaidUpstreamSettings {
+    return this.options.settings;
+  }
+
+  /** The price the router ranks by: the provider's own last price signal wins over `<NAME>_PRICE`. */
+  get price(): number | undefined {
+    return this.lastCost ?? this.options.settings.price;
+  }
+
+  /**
+   * Starts alerting (the server; a CLI command never does) and re-arms a refused key: a restart is
+   * how the operator puts a fixed key in, so it is asked again, once.
+   */
+  async start(alerts?: UpstreamAlertSink): Promise<void> {
+    this.alerts = alerts;
+    try {
+      if (await this.options.states.bringBack(this.name, ['out-of-funds', 'quota'])) await this.alerts?.rearm(this.name, 'upstream.disabled');
+    } catch (error) {
+      this.options.log?.warn(`the state of ${this.name} could not be reset in the store`, error);
+    }
+  }
+
+  /** Resolves when this instance's writes about the upstream (spend, states, alerts) are done. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  /**
+   * Why the upstream must not be asked now, for every instance (UpstreamContext.gate): a stored
+   * out state whose time has not come, or the month's budget spent. One primary-key read and one
+   * range read per call, none on cached answers. A store that cannot be read lets the call go (the
+   * provider's own answer is then the guard).
+   */
+  async gate(): Promise<string | undefined> {
+    await this.settled();
+    const now = this.options.clock.now();
+    try {
+      const out = await this.options.states.state(this.name);
+      if (out && (out.until === null || Date.parse(out.until) > now.getTime())) return describe(out);
+      const budget = this.options.settings.monthlyBudget;
+      if (budget !== undefined) {
+        const spent = (await this.options.states.spend(this.name, monthStart(now), day(now))).spent;
+        if (spent < budget * BUDGET_WARNING_SHARE) await this.rearmBudget(now);
+        if (spent >= budget) return `over its monthly budget (${spent} of ${budget} spent); not asked until ${nextMonth(now).toISOString()}`;
+      }
+    } catch (error) {
+      this.options.log?.warn(`the routing state of ${this.name} could not be read from the store`, error);
+    }
+    return undefined;
+  }
+
+  /** The state for the operator, every instance's figures from the store; `coolingDown` is the breaker's (this instance's). */
+  async status(coolingDown?: { readonly until?: string }): Promise<PolicyStatus> {
+    await this.settled();
+    const now = this.options.clock.now();
+    const { states, settings } = this.options;
+    const [out, today, month] = await Promise.all([states.state(this.name), states.spend(this.name, day(now), day(now)), states.spend(this.name, monthStart(now), day(now))]);
+    let state: RoutingState = 'ready';
+    let reason: string | undefined;
+    let until: string | undefined;
+    if (out && (out.until === null || Date.parse(out.until) > now.getTime())) {
+      state = out.state;
+      reason = out.reason;
+      until = out.until ?? undefined;
+    } else if (settings.monthlyBudget !== undefined && month.spent >= settings.monthlyBudget) {
+      state = 'over-budget';
+      reason = `monthly budget of ${settings.monthlyBudget} spent`;
+      until = nextMonth(now).toISOString();
+    } else if (coolingDown) {
+      state = 'cooling-down';
+      reason = 'repeated failures: the circuit breaker is open';
+      until = coolingDown.until;
+    }
+    const price = this.price;
+    return {
+      state,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(until !== undefined ? { until } : {}),
+      price: price ?? null,
+      priceFrom: this.lastCost !== undefined ? 'provider' : settings.price !== undefined ? 'configured' : 'unknown',
+      configuredPrice: settings.price ?? null,
+      monthlyBudget: settings.monthlyBudget ?? null,
+      spendToday: today,
+      spendThisMonth: month,
+      balance: this.balance ?? null,
+      lastError: this.lastError,
+    };
+  }
+
+  private onAnswer(event: Extract<UpstreamEvent, { type: 'answer' }>): void {
+    if (event.via !== 'upstream') return;
+    const now = this.options.clock.now();
+    if (event.answer === 'found') {
+      if (event.cost !== undefined) this.lastCost = event.cost;
+      if (event.balance !== undefined) this.balance = event.balance;
+      const cost = event.cost ?? this.options.settings.price ?? 0;
+      this.track(this.spend(cost, now));
+      this.track(this.bringBack(['disabled']));
+      return;
+    }
+    if (event.answer !== 'unavailable' || !event.failure) return;
+    this.lastError = { at: now.toISOString(), kind: event.failure.kind, message: event.failure.message };
+    const out = outStateOf(event.failure.kind, event.failure.message, now);
+    if (out) this.track(this.takeOut(out));
+  }
+
+  private track(work: Promise<void>): void {
+    const running = work
+      .catch((error: unknown) => {
+        this.options.log?.warn(`the routing state of ${this.name} could not be written to the store`, error);
+      })
+      .finally(() => this.pending.delete(running));
+    this.pending.add(running);
+  }
+
+  private async takeOut(out: StoredOutState): Promise<void> {
+    await this.options.states.takeOut(this.name, out);
+    const event = out.state === 'disabled' ? 'upstream.disabled' : 'upstream.out-of-funds';
+    await this.alerts?.notify(this.name, event, { state: out.state, reason: out.reason, until: out.until });
+  }
+
+  private async bringBack(keep: readonly SharedOutState[]): Promise<void> {
+    if (await this.options.states.bringBack(this.name, keep)) await this.alerts?.rearm(this.name, 'upstream.out-of-funds');
+  }
+
+  private async spend(cost: number, now: Date): Promise<void> {
+    const { states, settings } = this.options;
+    await states.addSpend(this.name, day(now), toMicros(cost));
+    const budget = settings.monthlyBudget;
+    if (budget === undefined || !this.alerts) return;
+    const spent = (await states.spend(this.name, monthStart(now), day(now))).spent;
+    const details = { budget, spent, month: monthStart(now).slice(0, 7) };
+    if (spent >= budget * BUDGET_WARNING_SHARE) await this.alerts.notify(this.name, 'upstream.budget.warning', details);
+    if (spent >= budget) await this.alerts.notify(this.name, 'upstream.budget.reached', details);
+  }
+
+  /** A new month's spend is below the warning: its alerts may fire again (once per month per instance). */
+  private async rearmBudget(now: Date): Promise<void> {
+    const month = monthStart(now);
+    if (this.rearmedMonth === month || !this.alerts) return;
+    this.rearmedMonth = month;
+    await this.alerts.rearm(this.name, 'upstream.budget.warning');
+    await this.alerts.rearm(this.name, 'upstream.budget.reached');
+  }
+}
+
+/** The shared out state a failure kind means (commercial-upstreams.md §10 "Mapping"), or undefined for the breaker's kinds. */
+function outStateOf(kind: string, message: string, now: Date): StoredOutState | undefined {
+  const changedAt = now.toISOString();
+  switch (kind) {
+    case 'out-of-funds':
+      return { state: 'out-of-funds', reason: message, until: new Date(now.getTime() + OUT_OF_FUNDS_RETRY_MS).toISOString(), changedAt };
+    case 'quota':
+      return { state: 'quota', reason: message, until: nextDay(now).toISOString(), changedAt };
+    case 'auth':
+      return { state: 'disabled', reason: message, until: null, changedAt };
+    default:
+      return undefined;
+  }
+}
+
+function describe(out: StoredOutState): string {
+  const when = out.until === null ? (out.state === 'disabled' ? 'until the service restarts with a working key' : 'until its balance says otherwise') : `until ${out.until}`;
+  return `${out.state === 'disabled' ? 'disabled (credentials refused)' : out.state === 'quota' ? 'out of quota' : 'out of funds'}: ${out.reason}; not asked ${when}`;
+}
