@@ -58,6 +58,12 @@ export interface UpstreamRequest {
    * instead of thrown, and never retried.
    */
   readonly readServerErrors?: boolean;
+  /**
+   * True for a paid upstream whose 429 body says which limit was hit (CarsXE's monthly quota with
+   * its `usage`, UKVD r2's daily-limit status codes): the 429 is returned to the adapter to read
+   * instead of waited on and retried (commercial-upstreams.md §1.6, §2.2).
+   */
+  readonly readRateLimits?: boolean;
 }
 
 /** An HTTP answer the client did not treat as a failure: anything but 5xx and 429. */
@@ -182,6 +188,7 @@ export class UpstreamHttpClient {
         }
         throw new UpstreamError('server-error', `HTTP ${response.status}${attempt > 1 ? ' on the retry' : ''}`, response.status);
       }
+      if (response.status === 429 && request.readRateLimits === true) return response;
       if (response.status === 429) {
         const wait = retryAfterMs(response.headers.get('retry-after'), this.clock.now());
         if (wait === undefined) throw new UpstreamError('rate-limited', 'HTTP 429 without Retry-After', 429);

@@ -24,6 +24,13 @@ import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import { RegcheckClient, type RegcheckHooks } from '../regcheck/regcheck.client.js';
 import { RegcheckProvider } from '../regcheck/regcheck.provider.js';
+import { UkvdClient } from '../ukvd/ukvd.client.js';
+import { UkvdMotProvider, UkvdVehicleProvider } from '../ukvd/ukvd.provider.js';
+import { VincarioClient } from '../vincario/vincario.client.js';
+import { VincarioStolenProvider, VincarioVinProvider } from '../vincario/vincario.provider.js';
+import { CarsxeClient } from '../carsxe/carsxe.client.js';
+import { CarsxePlateProvider, CarsxeVinProvider } from '../carsxe/carsxe.provider.js';
+import { CARSXE_PLATE_OPERATIONS } from '../carsxe/carsxe-countries.js';
 import type { ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
@@ -101,6 +108,39 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
 }
 
 /**
+ * UK Vehicle Data r2 (issue 32): the vehicle package for the three UK vehicle operations, the
+ * MotHistoryDetails package for UKMOT. One client, so one cache partition and one breaker.
+ */
+function ukvdRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.ukvd) return [];
+  const client = UkvdClient.create(context, config.ukvd);
+  return [
+    { operations: ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal'], provider: new UkvdVehicleProvider(client, config.ukvd.packageName) },
+    { operations: ['UKMOT'], provider: new UkvdMotProvider(client) },
+  ];
+}
+
+/** Vincario API 3.2 (issue 32): VinCheck from its decode, CheckStolen from its stolen check. */
+function vincarioRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.vincario) return [];
+  const client = VincarioClient.create(context, config.vincario);
+  return [
+    { operations: ['VinCheck'], provider: new VincarioVinProvider(client) },
+    { operations: ['CheckStolen'], provider: new VincarioStolenProvider(client) },
+  ];
+}
+
+/** CarsXE (issue 32): its plate decoder for the countries it lists, `/specs` for VinCheck. */
+function carsxeRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.carsxe) return [];
+  const client = CarsxeClient.create(context, config.carsxe);
+  return [
+    { operations: Object.keys(CARSXE_PLATE_OPERATIONS), provider: new CarsxePlateProvider(client) },
+    { operations: ['VinCheck'], provider: new CarsxeVinProvider(client) },
+  ];
+}
+
+/**
  * The original service (issue 24), registered last so it is the last of every chain: the paid
  * source is asked only when the store and the free public registers do not know the vehicle.
  */
@@ -127,6 +167,10 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...norwayRegistrations(context, config),
     ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
+    // The paid sources after the free ones (the router orders them by price).
+    ...ukvdRegistrations(context, config),
+    ...vincarioRegistrations(context, config),
+    ...carsxeRegistrations(context, config),
     // Last: the paid source after every free one.
     ...regcheckRegistrations(context, config, deps),
   ];
