@@ -6,6 +6,9 @@ import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { FakeUkvd, UKVD_PLATES as P } from '../fakes/fake-ukvd.js';
 import { eachBinding, fiveBindings, lastFailureKind, paidProviders, queryOf, vehicleJsonOf, elementOf, type PaidProviders } from './paid-harness.js';
 
+/** As the clients send (paid-request.ts): a keep-alive socket these direct calls left in the pool would carry the app's next call. */
+const CLOSE = { headers: { connection: 'close' } };
+
 /**
  * UK Vehicle Data r2 (issue 32) against its fake: every outcome of commercial-upstreams.md §5
  * classified, the vehicle and MOT packages mapped into Check, CheckMotorBikeUK, CheckUKMinimal
@@ -80,6 +83,8 @@ describe('UK Vehicle Data mapping', () => {
     expect(answer).toEqual({ status: 'found', record: AUDI, source: 'ukvd' });
     const query = new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? '');
     expect(Object.fromEntries(query)).toEqual({ ApiKey: KEY, PackageName: 'VehicleDetails', Vrm: 'AB15AUD' });
+    // Never on a pooled connection: a billed call is not retried (paid-request.ts).
+    expect(fake.server.requests[0]?.headers.connection).toBe('close');
   });
 
   it('maps a motorbike without ModelDetails from VehicleDetails alone, and answers CheckMotorBikeUK and Check from one call', async () => {
@@ -207,7 +212,7 @@ describe('UK Vehicle Data outcomes (commercial-upstreams.md §5)', () => {
 
   it("reports r2's TransactionCost (net of a refund) and AccountBalance as the call's price and balance", async () => {
     const ask = async (plate: string, pkg = 'VehicleDetails'): Promise<{ status: number; text: string }> => {
-      const res = await fetch(`${fake.baseUrl}/r2/lookup?${new URLSearchParams({ ApiKey: KEY, PackageName: pkg, Vrm: plate }).toString()}`);
+      const res = await fetch(`${fake.baseUrl}/r2/lookup?${new URLSearchParams({ ApiKey: KEY, PackageName: pkg, Vrm: plate }).toString()}`, CLOSE);
       return { status: res.status, text: await res.text() };
     };
     const found = await ask(P.car);

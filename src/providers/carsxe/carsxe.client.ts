@@ -1,6 +1,7 @@
 import type { CarsxeConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two CarsXE endpoints we ask: the v2 plate decoder and the VIN specifications. */
@@ -103,7 +104,7 @@ export class CarsxeClient {
     const response = await this.source.http.request({
       method: 'GET',
       url: `${this.source.settings.baseUrl}${pathAndQuery}`,
-      headers: { accept: 'application/json' },
+      headers: PAID_REQUEST_HEADERS,
       idempotent: false,
       readServerErrors: true,
       readRateLimits: true,

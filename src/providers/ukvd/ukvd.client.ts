@@ -1,6 +1,7 @@
 import type { UkvdConfig } from '../../config/provider-config.js';
 import { asObject, numberField, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The package UKMOT asks (commercial-upstreams.md §2.2 "MotHistoryDetails package"). */
@@ -147,7 +148,7 @@ export class UkvdClient {
     const response = await this.source.http.request({
       method: 'GET',
       url: `${this.source.settings.baseUrl}/r2/lookup?${params.toString()}`,
-      headers: { accept: 'application/json' },
+      headers: PAID_REQUEST_HEADERS,
       idempotent: false,
       readServerErrors: true,
       readRateLimits: true,

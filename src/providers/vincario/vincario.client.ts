@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { VincarioConfig } from '../../config/provider-config.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two Vincario actions we ask (commercial-upstreams.md §3.1): the path and the operation id in the control sum. */
@@ -114,7 +115,7 @@ export class VincarioClient {
     const response = await this.source.http.request({
       method: 'GET',
       url: this.url(service, vin),
-      headers: { accept: 'application/json' },
+      headers: PAID_REQUEST_HEADERS,
       idempotent: false,
       readServerErrors: true,
       readRateLimits: true,
