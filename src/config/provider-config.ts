@@ -111,6 +111,40 @@ export interface RegcheckConfig {
   readonly recordFile?: string;
 }
 
+/**
+ * UK Vehicle Data's r2 lookup API (commercial-upstreams.md §2.2; docs/providers.md "UK Vehicle
+ * Data"): on when UKVD_API_KEY is set.
+ */
+export interface UkvdConfig {
+  readonly settings: UpstreamSettings;
+  /** What the router reads of it (`<NAME>_PRICE`, `_OPERATIONS`, `_MONTHLY_BUDGET`, `_CACHE_TTL_S`, `_RECORD_FILE`): readPaidUpstream. */
+  readonly paid: PaidUpstreamSettings;
+  /** The account's API key (a uuid), sent as the `ApiKey` query parameter. */
+  readonly apiKey: string;
+  /** The package asked for Check, CheckMotorBikeUK and CheckUKMinimal (UKVD_PACKAGE, default VehicleDetails). */
+  readonly packageName: string;
+}
+
+/**
+ * Vincario's API 3.2 (commercial-upstreams.md §3; docs/providers.md "Vincario"): on when both
+ * VINCARIO_API_KEY and VINCARIO_SECRET are set. The secret only feeds the control sum.
+ */
+export interface VincarioConfig {
+  readonly settings: UpstreamSettings;
+  /** What the router reads of it (`<NAME>_PRICE`, `_OPERATIONS`, `_MONTHLY_BUDGET`, `_CACHE_TTL_S`, `_RECORD_FILE`): readPaidUpstream. */
+  readonly paid: PaidUpstreamSettings;
+  readonly apiKey: string;
+  readonly secret: string;
+}
+
+/** CarsXE (commercial-upstreams.md §1; docs/providers.md "CarsXE"): on when CARSXE_API_KEY is set. */
+export interface CarsxeConfig {
+  readonly settings: UpstreamSettings;
+  /** What the router reads of it (`<NAME>_PRICE`, `_OPERATIONS`, `_MONTHLY_BUDGET`, `_CACHE_TTL_S`, `_RECORD_FILE`): readPaidUpstream. */
+  readonly paid: PaidUpstreamSettings;
+  readonly apiKey: string;
+}
+
 export interface ProviderConfig {
   readonly dvla?: DvlaConfig;
   readonly dvsaMot?: DvsaMotConfig;
@@ -124,6 +158,9 @@ export interface ProviderConfig {
   readonly regcheck?: RegcheckConfig;
   /** How paid upstreams are chosen between (UPSTREAM_CURRENCY, UPSTREAM_ORDER, UPSTREAM_FALLBACK_ON_NOT_FOUND). */
   readonly routing?: RoutingConfig;
+  readonly ukvd?: UkvdConfig;
+  readonly vincario?: VincarioConfig;
+  readonly carsxe?: CarsxeConfig;
   /** Providers left off, and why (shown in /readyz). */
   readonly disabled: ReadonlyArray<{ readonly provider: string; readonly reason: string }>;
 }
@@ -172,6 +209,12 @@ export const CANADA_SPECS_DEFAULT_BASE_URL = 'https://vpic.nhtsa.dot.gov/api/veh
 export const ISRAEL_DEFAULT_BASE_URL = 'https://data.gov.il';
 export const NHTSA_RATINGS_DEFAULT_BASE_URL = 'https://api.nhtsa.gov';
 export const REGCHECK_DEFAULT_BASE_URL = 'https://www.regcheck.org.uk';
+/** UKVD r2 ("Vehicle Data Global"); the lookup path /r2/lookup is appended. */
+export const UKVD_DEFAULT_BASE_URL = 'https://uk.api.vehicledataglobal.com';
+/** Vincario's API 3.2 as its OpenAPI document names it (api.vindecoder.eu/3.2 answers the same). */
+export const VINCARIO_DEFAULT_BASE_URL = 'https://api.vincario.com/3.2';
+export const CARSXE_DEFAULT_BASE_URL = 'https://api.carsxe.com';
+export const UKVD_DEFAULT_PACKAGE = 'VehicleDetails';
 export const DVSA_DEFAULT_SCOPE = 'https://tapi.dvsa.gov.uk/.default';
 
 /** Prefixes of the `<PREFIX>_*` settings of the two NHTSA sources that answer operations of their own. */
@@ -227,6 +270,9 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     : undefined;
   if (!nhtsaRatings) disabled.push({ provider: 'nhtsa-ratings', reason: 'NHTSA_RATINGS_ENABLED is not true' });
   const regcheck = readRegcheck(env, disabled);
+  const ukvd = readUkvd(env, disabled);
+  const vincario = readVincario(env, disabled);
+  const carsxe = readCarsxe(env, disabled);
   return {
     ...(dvla ? { dvla } : {}),
     ...(dvsaMot ? { dvsaMot } : {}),
@@ -239,6 +285,9 @@ export function readProviderConfig(env: EnvReader): ProviderConfig {
     ...(nhtsaRatings ? { nhtsaRatings } : {}),
     ...(regcheck ? { regcheck } : {}),
     routing: readRoutingConfig(env),
+    ...(ukvd ? { ukvd } : {}),
+    ...(vincario ? { vincario } : {}),
+    ...(carsxe ? { carsxe } : {}),
     disabled,
   };
 }
@@ -339,7 +388,14 @@ function readMoney(env: EnvReader, name: string): number | undefined {
  * error rather than a silent "off". `served`, when given, is what the adapter can answer at all:
  * the default, and the bound of a narrowing.
  */
-export function readPaidUpstream(env: EnvReader, prefix: string, settings: UpstreamSettings, served?: readonly string[]): PaidUpstreamSettings {
+export function readPaidUpstream(
+  env: EnvReader,
+  prefix: string,
+  settings: UpstreamSettings,
+  served?: readonly string[],
+  /** Whether it reads `<NAME>_RECORD_FILE`: only the original's answers are recorded so far (docs/providers.md). */
+  recordable = true,
+): PaidUpstreamSettings {
   const known = served ?? OPERATIONS.map((op) => op.name);
   const raw = env.text(`${prefix}_OPERATIONS`);
   const operations = raw === undefined ? [...known] : [...new Set(raw.split(',').map((n) => n.trim()).filter((n) => n !== ''))];
@@ -355,7 +411,7 @@ export function readPaidUpstream(env: EnvReader, prefix: string, settings: Upstr
   if (monthlyBudget !== undefined && price === undefined) {
     throw new ConfigError(`${prefix}_MONTHLY_BUDGET needs ${prefix}_PRICE: a budget is counted in the price of each call`);
   }
-  const recordFile = env.text(`${prefix}_RECORD_FILE`);
+  const recordFile = recordable ? env.text(`${prefix}_RECORD_FILE`) : undefined;
   return {
     name: settings.name,
     price,
@@ -391,4 +447,57 @@ export function readRoutingConfig(env: EnvReader): RoutingConfig {
     if (!/^[a-z][a-z0-9-]{0,31}$/.test(name)) throw new ConfigError(`UPSTREAM_ORDER: "${name}" is not a provider name such as ${PAID_UPSTREAM_NAMES.join(', ')}`);
   }
   return { currency, order: Object.freeze(order), fallbackOnNotFound: env.bool('UPSTREAM_FALLBACK_ON_NOT_FOUND', false) };
+}
+
+/**
+ * The paid sources are asked once per lookup (the router is their only retry loop: each call may
+ * be billed), so the per-attempt timeout is the whole budget by default, as for the original.
+ */
+const PAID_DEFAULTS = { timeoutMs: 10_000, budgetMs: 10_000 } as const;
+
+/** A paid upstream's generic settings (readPaidUpstream) and its common ones with them. */
+function paidOf(env: EnvReader, prefix: string, settings: UpstreamSettings, served?: readonly string[]): { paid: PaidUpstreamSettings; settings: UpstreamSettings } {
+  // Record files are the original's alone for now: UKVD, VINCARIO and CARSXE do not read one.
+  const paid = readPaidUpstream(env, prefix, settings, served, false);
+  return { paid, settings: paid.settings };
+}
+
+/** UK Vehicle Data r2: UKVD_API_KEY turns it on; UKVD_PACKAGE names the vehicle package (letters and digits, as r2's PackageName). */
+function readUkvd(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): UkvdConfig | undefined {
+  const apiKey = env.headerSecret('UKVD_API_KEY');
+  if (apiKey === undefined) {
+    disabled.push({ provider: 'ukvd', reason: 'UKVD_API_KEY is not set' });
+    return undefined;
+  }
+  return {
+    apiKey,
+    packageName: env.matching('UKVD_PACKAGE', UKVD_DEFAULT_PACKAGE, /^[A-Za-z0-9]{1,80}$/, 'letters and digits only (an r2 package name, e.g. VehicleDetails)'),
+    ...paidOf(env, 'UKVD', readUpstreamSettings(env, 'UKVD', 'ukvd', { baseUrl: UKVD_DEFAULT_BASE_URL, ...PAID_DEFAULTS }), ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal', 'UKMOT']),
+  };
+}
+
+/** Vincario: both VINCARIO_API_KEY and VINCARIO_SECRET, or neither (one alone is a mistake, not "off"). */
+function readVincario(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): VincarioConfig | undefined {
+  const apiKey = env.headerSecret('VINCARIO_API_KEY');
+  const secret = env.headerSecret('VINCARIO_SECRET');
+  if (apiKey === undefined && secret === undefined) {
+    disabled.push({ provider: 'vincario', reason: 'VINCARIO_API_KEY and VINCARIO_SECRET are not set' });
+    return undefined;
+  }
+  if (apiKey === undefined || secret === undefined) {
+    throw new ConfigError(`Vincario needs both VINCARIO_API_KEY and VINCARIO_SECRET; missing: ${apiKey === undefined ? 'VINCARIO_API_KEY' : 'VINCARIO_SECRET'}`);
+  }
+  return { apiKey, secret, ...paidOf(env, 'VINCARIO', readUpstreamSettings(env, 'VINCARIO', 'vincario', { baseUrl: VINCARIO_DEFAULT_BASE_URL, ...PAID_DEFAULTS }), ['VinCheck', 'CheckStolen']) };
+}
+
+function readCarsxe(env: EnvReader, disabled: Array<{ provider: string; reason: string }>): CarsxeConfig | undefined {
+  const apiKey = env.headerSecret('CARSXE_API_KEY');
+  if (apiKey === undefined) {
+    disabled.push({ provider: 'carsxe', reason: 'CARSXE_API_KEY is not set' });
+    return undefined;
+  }
+  // Its plate countries live with the adapter (src/providers/carsxe/carsxe-countries.ts), which the
+  // configuration cannot import: CARSXE_OPERATIONS is checked against the catalogue here, and the
+  // registration keeps only what the adapter answers.
+  return { apiKey, ...paidOf(env, 'CARSXE', readUpstreamSettings(env, 'CARSXE', 'carsxe', { baseUrl: CARSXE_DEFAULT_BASE_URL, ...PAID_DEFAULTS })) };
 }

@@ -30,6 +30,10 @@ const EVERY_PROVIDER_ON = {
   ISRAEL_ENABLED: 'true',
   NHTSA_RATINGS_ENABLED: 'true',
   REGCHECK_USERNAME: 'regcheck-user',
+  UKVD_API_KEY: 'ukvd-key',
+  VINCARIO_API_KEY: 'vincario-key',
+  VINCARIO_SECRET: 'vincario-secret',
+  CARSXE_API_KEY: 'carsxe-key',
 };
 
 /** The source files under src/, relative to the repository root. */

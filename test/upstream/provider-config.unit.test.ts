@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
-import { DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/config/provider-config.js';
+import { CARSXE_DEFAULT_BASE_URL, UKVD_DEFAULT_BASE_URL, VINCARIO_DEFAULT_BASE_URL, DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/config/provider-config.js';
 
 const DVSA = { DVSA_CLIENT_ID: 'id', DVSA_CLIENT_SECRET: 'secret-value', DVSA_API_KEY: 'key-value', DVSA_TOKEN_URL: 'https://login.example/tenant/oauth2/v2.0/token' };
 
@@ -9,7 +9,7 @@ describe('upstream provider configuration', () => {
     const config = loadProviderConfig({});
     expect(config.dvla).toBeUndefined();
     expect(config.dvsaMot).toBeUndefined();
-    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs', 'israel', 'nhtsa-ratings', 'regcheck']);
+    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'rdw', 'vegvesen', 'nhtsa', 'nhtsa-recalls', 'canada-specs', 'israel', 'nhtsa-ratings', 'regcheck', 'ukvd', 'vincario', 'carsxe']);
     expect(config.disabled[0]?.reason).toBe('DVLA_API_KEY is not set');
   });
 
@@ -57,7 +57,7 @@ describe('upstream provider configuration', () => {
     expect(config.rdw).toMatchObject({ appToken: 'app-token-1', settings: { name: 'rdw', baseUrl: RDW_DEFAULT_BASE_URL, cacheTtlS: 86_400 } });
     expect(config.nhtsa).toMatchObject({ settings: { name: 'nhtsa', baseUrl: NHTSA_DEFAULT_BASE_URL } });
     expect(config.vegvesen).toMatchObject({ apiKey: 'svv-key-1', settings: { name: 'vegvesen', baseUrl: VEGVESEN_DEFAULT_BASE_URL } });
-    expect(config.disabled).toEqual([expect.objectContaining({ provider: 'dvla' }), expect.objectContaining({ provider: 'dvsa-mot' }), expect.objectContaining({ provider: 'regcheck' })]);
+    expect(config.disabled.map((d) => d.provider)).toEqual(['dvla', 'dvsa-mot', 'regcheck', 'ukvd', 'vincario', 'carsxe']);
     const off = loadProviderConfig({ RDW_ENABLED: 'false', RDW_BASE_URL: 'https://rdw.example', NHTSA_BASE_URL: 'https://vpic.example' });
     expect(off.rdw).toBeUndefined();
     expect(off.nhtsa).toBeUndefined();
@@ -88,5 +88,27 @@ describe('the original service as a provider (REGCHECK_*)', () => {
     expect(loadProviderConfig({ REGCHECK_USERNAME: 'op', REGCHECK_OPERATIONS: ' Check, CheckUSA ,Check' }).regcheck?.operations).toEqual(['Check', 'CheckUSA']);
     expect(() => loadProviderConfig({ REGCHECK_USERNAME: 'op', REGCHECK_OPERATIONS: 'check' })).toThrow(/REGCHECK_OPERATIONS: "check" is not an operation/);
     expect(loadProviderConfig({}).regcheck).toBeUndefined();
+  });
+
+  it('enables the paid providers with their credentials, asked once per lookup (timeout = budget = 10 s)', () => {
+    const paid = { timeoutMs: 10_000, budgetMs: 10_000, cacheTtlS: 86_400, notFoundTtlS: 3600, breakerFailures: 5, breakerOpenMs: 30_000 };
+    const config = loadProviderConfig({ UKVD_API_KEY: 'u-key', VINCARIO_API_KEY: 'v-key', VINCARIO_SECRET: 'v-secret', CARSXE_API_KEY: 'c-key' });
+    expect(config.ukvd).toMatchObject({ apiKey: 'u-key', packageName: 'VehicleDetails', settings: { name: 'ukvd', baseUrl: UKVD_DEFAULT_BASE_URL, ...paid } });
+    expect(config.vincario).toMatchObject({ apiKey: 'v-key', secret: 'v-secret', settings: { name: 'vincario', baseUrl: VINCARIO_DEFAULT_BASE_URL, ...paid } });
+    expect(config.carsxe).toMatchObject({ apiKey: 'c-key', settings: { name: 'carsxe', baseUrl: CARSXE_DEFAULT_BASE_URL, ...paid } });
+    // The router's view of each (readPaidUpstream): what it serves, no price or budget unless told.
+    expect(config.ukvd?.paid).toMatchObject({ name: 'ukvd', price: undefined, monthlyBudget: undefined, operations: ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal', 'UKMOT'] });
+    expect(config.vincario?.paid.operations).toEqual(['VinCheck', 'CheckStolen']);
+    expect(loadProviderConfig({ CARSXE_API_KEY: 'c-key', CARSXE_PRICE: '0.25', CARSXE_OPERATIONS: 'CheckUSA' }).carsxe?.paid).toMatchObject({ price: 0.25, operations: ['CheckUSA'] });
+    expect(() => loadProviderConfig({ VINCARIO_API_KEY: 'v-key', VINCARIO_SECRET: 'v-secret', VINCARIO_OPERATIONS: 'CheckUSA' })).toThrow(/VINCARIO_OPERATIONS: "CheckUSA" is not an operation this provider answers/);
+    expect(loadProviderConfig({ UKVD_API_KEY: 'u-key', UKVD_PACKAGE: 'VehicleDetailsWithImage' }).ukvd?.packageName).toBe('VehicleDetailsWithImage');
+  });
+
+  it('refuses half of Vincario’s credentials and a package name r2 cannot take, naming variables only', () => {
+    expect(() => loadProviderConfig({ VINCARIO_API_KEY: 'v-key' })).toThrow(new ConfigError('Vincario needs both VINCARIO_API_KEY and VINCARIO_SECRET; missing: VINCARIO_SECRET'));
+    expect(() => loadProviderConfig({ VINCARIO_SECRET: 'v-secret-value' })).toThrow(/missing: VINCARIO_API_KEY$/);
+    expect(() => loadProviderConfig({ VINCARIO_SECRET: 'v-secret-value' })).not.toThrow(/v-secret-value/);
+    expect(() => loadProviderConfig({ UKVD_API_KEY: 'u-key', UKVD_PACKAGE: 'Vehicle Details' })).toThrow(/UKVD_PACKAGE must be letters and digits only/);
+    expect(() => loadProviderConfig({ CARSXE_API_KEY: 'key with space' })).toThrow(/CARSXE_API_KEY may hold only visible ASCII/);
   });
 });

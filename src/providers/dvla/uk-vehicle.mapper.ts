@@ -4,10 +4,10 @@ import type { DvlaVehicle } from './dvla-vehicle.js';
 import { titleCase, yearOf } from './uk-text.js';
 
 /** `{"CurrentTextValue": ...}`, the wrapped form the UK vehicleJson uses (compat-notes "Data shapes"). */
-const wrapped = (value: string): { CurrentTextValue: string } => ({ CurrentTextValue: value });
+export const wrapped = (value: string): { CurrentTextValue: string } => ({ CurrentTextValue: value });
 
 /** UK Description: "2012 Ford Focus, 1596CC Petrol" (compat-notes: "2015 Peugeot 208 Active Hdi 70, 1397CC Diesel, 3DR, Manual"). */
-function description(year: string | undefined, make: string | undefined, model: string | undefined, cc: string | undefined, fuel: string | undefined): string | undefined {
+export function ukDescription(year: string | undefined, make: string | undefined, model: string | undefined, cc: string | undefined, fuel: string | undefined): string | undefined {
   const head = [year, make && titleCase(make), model && titleCase(model)].filter((p) => p !== undefined && p !== '').join(' ');
   const engine = [cc !== undefined ? `${cc}CC` : undefined, fuel && titleCase(fuel)].filter((p) => p !== undefined && p !== '').join(' ');
   const text = [head, engine].filter((p) => p !== '').join(', ');
@@ -30,7 +30,7 @@ export function ukVehicleJson(dvla: DvlaVehicle, mot?: MotVehicle): VehicleDocum
   const colour = dvla.colour ?? mot?.primaryColour;
   const year = yearOf(dvla.monthOfFirstRegistration) ?? (dvla.yearOfManufacture !== undefined ? String(dvla.yearOfManufacture) : undefined) ?? yearOf(mot?.firstUsedDate);
   return drop({
-    Description: description(year, make, model, cc, fuel),
+    Description: ukDescription(year, make, model, cc, fuel),
     RegistrationYear: year,
     CarMake: make !== undefined ? wrapped(make) : undefined,
     CarModel: model !== undefined ? wrapped(model) : undefined,
@@ -62,7 +62,7 @@ export function ukVehicleJsonFromMot(mot: MotVehicle): VehicleDocument {
   const model = mot.model?.toUpperCase();
   const year = yearOf(mot.firstUsedDate) ?? yearOf(mot.registrationDate) ?? (mot.manufactureYear !== undefined ? String(mot.manufactureYear) : undefined);
   return drop({
-    Description: description(year, make, model, mot.engineSize, mot.fuelType),
+    Description: ukDescription(year, make, model, mot.engineSize, mot.fuelType),
     RegistrationYear: year,
     CarMake: make !== undefined ? wrapped(make) : undefined,
     CarModel: model !== undefined ? wrapped(model) : undefined,

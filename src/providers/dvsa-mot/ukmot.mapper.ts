@@ -8,7 +8,7 @@ import type { MotTestRecord, MotVehicle } from './mot-history.js';
  * put right within the hour, so it is a failure reason too. Every other kind (ADVISORY, MINOR,
  * USER ENTERED, SYSTEM GENERATED, NON SPECIFIC, and any kind not known yet) is an advisory.
  */
-const FAILURE_KINDS = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
+export const FAILURE_KINDS: ReadonlySet<string> = new Set(['FAIL', 'MAJOR', 'DANGEROUS', 'PRS']);
 
 const LEGACY_DATE_TIME = /^(\d{4})\.(\d{2})\.(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 const LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/;

@@ -59,9 +59,9 @@ export interface UpstreamRequest {
    */
   readonly readServerErrors?: boolean;
   /**
-   * True for a paid upstream whose 429 may mean "quota used up" rather than "slow down" (CarsXE's
-   * quota 429 with its `usage` body, commercial-upstreams.md §1.6): the 429 is returned to the
-   * adapter to classify (`quota` or `rate-limited`) instead of waited on and retried.
+   * True for a paid upstream whose 429 body says which limit was hit (CarsXE's monthly quota with
+   * its `usage`, UKVD r2's daily-limit status codes): the 429 is returned to the adapter to read
+   * instead of waited on and retried (commercial-upstreams.md §1.6, §2.2).
    */
   readonly readRateLimits?: boolean;
 }

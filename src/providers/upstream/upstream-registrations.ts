@@ -24,7 +24,14 @@ import { RdwClient } from '../rdw/rdw.client.js';
 import { RdwVehicleProvider } from '../rdw/rdw-vehicle.provider.js';
 import { RegcheckClient, type RegcheckHooks } from '../regcheck/regcheck.client.js';
 import { RegcheckProvider } from '../regcheck/regcheck.provider.js';
-import type { ProviderConfig } from '../../config/provider-config.js';
+import { UkvdClient } from '../ukvd/ukvd.client.js';
+import { UkvdMotProvider, UkvdVehicleProvider } from '../ukvd/ukvd.provider.js';
+import { VincarioClient } from '../vincario/vincario.client.js';
+import { VincarioStolenProvider, VincarioVinProvider } from '../vincario/vincario.provider.js';
+import { CarsxeClient } from '../carsxe/carsxe.client.js';
+import { CarsxePlateProvider, CarsxeVinProvider } from '../carsxe/carsxe.provider.js';
+import { CARSXE_PLATE_OPERATIONS } from '../carsxe/carsxe-countries.js';
+import type { PaidUpstreamSettings, ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';
@@ -108,6 +115,47 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
 }
 
 /**
+ * UK Vehicle Data r2 (issue 32): the vehicle package for the three UK vehicle operations, the
+ * MotHistoryDetails package for UKMOT. One client, so one cache partition and one breaker.
+ */
+function ukvdRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.ukvd) return [];
+  const client = UkvdClient.create(context, config.ukvd);
+  const { paid } = config.ukvd;
+  return [
+    { operations: servedOf(paid, ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal']), paid: { provider: new UkvdVehicleProvider(client, config.ukvd.packageName), settings: paid } },
+    { operations: servedOf(paid, ['UKMOT']), paid: { provider: new UkvdMotProvider(client), settings: paid } },
+  ];
+}
+
+/** The operations of `served` that a paid upstream's `<NAME>_OPERATIONS` leaves it (all when unset). */
+function servedOf(paid: PaidUpstreamSettings, served: readonly string[]): string[] {
+  return served.filter((name) => paid.operations.includes(name));
+}
+
+/** Vincario API 3.2 (issue 32): VinCheck from its decode, CheckStolen from its stolen check. */
+function vincarioRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.vincario) return [];
+  const client = VincarioClient.create(context, config.vincario);
+  const { paid } = config.vincario;
+  return [
+    { operations: servedOf(paid, ['VinCheck']), paid: { provider: new VincarioVinProvider(client), settings: paid } },
+    { operations: servedOf(paid, ['CheckStolen']), paid: { provider: new VincarioStolenProvider(client), settings: paid } },
+  ];
+}
+
+/** CarsXE (issue 32): its plate decoder for the countries it lists, `/specs` for VinCheck. */
+function carsxeRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+  if (!config.carsxe) return [];
+  const client = CarsxeClient.create(context, config.carsxe);
+  const { paid } = config.carsxe;
+  return [
+    { operations: servedOf(paid, Object.keys(CARSXE_PLATE_OPERATIONS)), paid: { provider: new CarsxePlateProvider(client), settings: paid } },
+    { operations: servedOf(paid, ['VinCheck']), paid: { provider: new CarsxeVinProvider(client), settings: paid } },
+  ];
+}
+
+/**
  * The original service (issue 24), registered last so it is the last of every chain: the paid
  * source is asked only when the store and the free public registers do not know the vehicle.
  */
@@ -143,6 +191,9 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
     // Paid sources: the router asks them after every free one, cheapest first.
+    ...ukvdRegistrations(context, config),
+    ...vincarioRegistrations(context, config),
+    ...carsxeRegistrations(context, config),
     ...regcheckRegistrations(context, config, deps),
     ...(deps.extra?.(context) ?? []),
   ];

@@ -1,0 +1,51 @@
+import { Catalogue } from '../../catalogue/catalogue.js';
+import type { LookupQuery } from '../../lookup/lookup-query.js';
+import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
+import { asObject } from '../upstream/json-reader.js';
+import { unansweredAs } from '../upstream/upstream-source.js';
+import { CARSXE_PLATE_OPERATIONS } from './carsxe-countries.js';
+import type { CarsxeClient, CarsxeEndpoint, CarsxePayload } from './carsxe.client.js';
+import { carsxePlateVehicleJson, carsxeSpecsVehicleJson } from './carsxe.mapper.js';
+
+function isPayload(value: unknown, endpoint: CarsxeEndpoint): value is CarsxePayload {
+  const v = asObject(value);
+  return v !== undefined && v.endpoint === endpoint && asObject(v.body) !== undefined;
+}
+
+/** Every `Check<Country>` of CARSXE_PLATE_OPERATIONS from CarsXE's v2 plate decoder. */
+export class CarsxePlateProvider implements Provider {
+  readonly name = 'carsxe';
+
+  constructor(private readonly client: CarsxeClient) {}
+
+  async find(query: LookupQuery): Promise<ProviderAnswer> {
+    const op = query.operation;
+    const shape = CARSXE_PLATE_OPERATIONS[op.name];
+    if (!shape) return { status: 'not-found' };
+    // The plate is the first key parameter; the state or province the second (its name varies:
+    // State, state, Province); Pakistan's district is named.
+    const keys = Catalogue.keyParameters(op);
+    const plate = query.values[keys[0]?.name ?? ''] ?? '';
+    const region =
+      shape.region === 'state' ? { state: query.values[keys[1]?.name ?? ''] ?? '' } : shape.region === 'district' ? { district: query.values.district ?? '' } : {};
+    const answer = await this.client.plate(plate, shape.country, region, op.name);
+    if (answer.status !== 'found') return unansweredAs(answer);
+    if (!isPayload(answer.payload, 'plate')) return { status: 'unavailable', reason: 'carsxe: a cached answer of another shape' };
+    return { status: 'found', record: carsxePlateVehicleJson(answer.payload.body, shape), source: this.name };
+  }
+}
+
+/** `VinCheck` from CarsXE's `/specs`. */
+export class CarsxeVinProvider implements Provider {
+  readonly name = 'carsxe';
+
+  constructor(private readonly client: CarsxeClient) {}
+
+  async find(query: LookupQuery): Promise<ProviderAnswer> {
+    const vin = query.key.toUpperCase();
+    const answer = await this.client.specs(vin, query.operation.name);
+    if (answer.status !== 'found') return unansweredAs(answer);
+    if (!isPayload(answer.payload, 'specs')) return { status: 'unavailable', reason: 'carsxe: a cached answer of another shape' };
+    return { status: 'found', record: carsxeSpecsVehicleJson(answer.payload.body, vin), source: this.name };
+  }
+}
