@@ -72,7 +72,7 @@ describe('configuration', () => {
   it('the core configuration (what the CLI reads) reads no server, provider or VIN variable', () => {
     const env = new EnvReader({});
     readCoreConfig(env);
-    expect([...env.names].sort()).toEqual(['DATABASE_URL', 'DATA_DIR', 'DB_POOL_SIZE', 'RATE_LIMIT_PER_DAY', 'RATE_LIMIT_PER_SECOND', 'REDIS_KEY_PREFIX', 'REDIS_URL', 'SQLITE_SYNCHRONOUS']);
+    expect([...env.names].sort()).toEqual(['DATABASE_URL', 'DATA_DIR', 'DB_COMMIT_SETTLE_SECONDS', 'DB_CONNECT_TIMEOUT_MS', 'DB_POOL_SIZE', 'DB_START_WAIT_SECONDS', 'RATE_LIMIT_PER_DAY', 'RATE_LIMIT_PER_SECOND', 'REDIS_KEY_PREFIX', 'REDIS_URL', 'SQLITE_SYNCHRONOUS']);
     expect(loadCoreConfig({ DVSA_CLIENT_ID: 'x', PORT: 'http', VIN_DECODER: 'maybe' }).dbPoolSize).toBe(10);
     const all = new EnvReader({});
     readConfig(all);
