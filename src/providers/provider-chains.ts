@@ -16,6 +16,13 @@ export type ProviderRegistration =
   | { readonly operations: readonly string[]; readonly paid: PaidUpstream }
   | { readonly operations: readonly string[]; readonly wrap: (provider: Provider) => Provider };
 
+/** The provider a registration adds to its operations' chains (a paid upstream's own), or undefined for a wrapper. */
+export function registeredProvider(registration: ProviderRegistration): Provider | undefined {
+  if ('provider' in registration) return registration.provider;
+  if ('paid' in registration) return registration.paid.provider;
+  return undefined;
+}
+
 /**
  * The provider chain of each operation: the local store first (imported records take precedence,
  * issue 4), then the registered free providers in registration order, then (with a router) one

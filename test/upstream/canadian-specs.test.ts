@@ -1,3 +1,4 @@
+import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { carSpecificationsGrid } from '../../src/providers/nhtsa/car-specifications.mapper.js';
@@ -32,7 +33,7 @@ function specsProvider(env: Record<string, string> = {}): Provider {
     ...env,
   });
   const registrations = upstreamRegistrations({ db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) } });
-  const provider = registrations.flatMap((r) => ('provider' in r && r.operations.includes('CarSpecifications') ? [r.provider] : []))[0];
+  const provider = registrations.flatMap((r) => (r.operations.includes('CarSpecifications') ? [registeredProvider(r) ?? []].flat() : []))[0];
   if (!provider) throw new Error('no CarSpecifications provider registered');
   return provider;
 }

@@ -1,3 +1,4 @@
+import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
@@ -120,7 +121,7 @@ export async function ukProviders(env: Record<string, string>, clock: Clock = ne
   const { logger, text } = captureLogger();
   monitor.subscribe(upstreamLogListener(logger));
   const registrations = upstreamRegistrations({ db: store.db, clock, config: loadProviderConfig(env), observer: { upstream: monitor }, waitClock });
-  const find = (name: string): Provider | undefined => registrations.flatMap((r) => ('provider' in r && r.operations.includes(name) ? [r.provider] : []))[0];
+  const find = (name: string): Provider | undefined => registrations.flatMap((r) => (r.operations.includes(name) ? [registeredProvider(r) ?? []].flat() : []))[0];
   const check = find('Check');
   if (!check) throw new Error('no Check provider registered');
   return {

@@ -1,3 +1,4 @@
+import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { readRecallCampaigns, recallText } from '../../src/providers/nhtsa/recall-text.mapper.js';
@@ -46,7 +47,7 @@ function recallsProvider(env: Record<string, string> = {}): Provider {
     observer: { upstream: new UpstreamMonitor(() => clock.now()) },
     vinOffline: new OfflineVinProvider(vinDb, clock),
   });
-  const provider = registrations.flatMap((r) => ('provider' in r && r.operations.includes('CheckRecalledVIN') ? [r.provider] : []))[0];
+  const provider = registrations.flatMap((r) => (r.operations.includes('CheckRecalledVIN') ? [registeredProvider(r) ?? []].flat() : []))[0];
   if (!provider) throw new Error('no CheckRecalledVIN provider registered');
   return provider;
 }

@@ -1,3 +1,4 @@
+import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { buildQuery, type LookupQuery } from '../../src/lookup/lookup-query.js';
 import type { Provider } from '../../src/lookup/provider.js';
@@ -36,7 +37,7 @@ export async function paidProviders(env: Record<string, string>, clock: Clock = 
   let closed = false;
   return {
     provider(operation, name) {
-      const found = registrations.flatMap((r) => ('provider' in r && r.operations.includes(operation) && r.provider.name === name ? [r.provider] : []))[0];
+      const found = registrations.flatMap((r) => (r.operations.includes(operation) ? [registeredProvider(r) ?? []].flat() : [])).find((p) => p.name === name);
       if (!found) throw new Error(`no ${name} provider registered for ${operation}`);
       return found;
     },

@@ -1,3 +1,4 @@
+import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQuery } from '../../src/lookup/lookup-query.js';
 import { resultOf, type ResultType } from '../../src/results/index.js';
@@ -56,9 +57,9 @@ describe('the regcheck provider over the fake GET binding', () => {
     const config = loadProviderConfig({ REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000', REGCHECK_BREAKER_FAILURES: '100' });
     const registrations = upstreamRegistrations({ db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) } });
     providerFor = (operation) => {
-      const found = registrations.find((r) => r.operations.includes(operation) && 'provider' in r);
-      if (!found || !('provider' in found)) throw new Error(`no provider for ${operation}`);
-      return found.provider;
+      const found = registrations.flatMap((r) => (r.operations.includes(operation) ? [registeredProvider(r) ?? []].flat() : []))[0];
+      if (!found) throw new Error(`no provider for ${operation}`);
+      return found;
     };
   });
   afterAll(async () => {
@@ -72,7 +73,7 @@ describe('the regcheck provider over the fake GET binding', () => {
       const op = declared(fixture.operation);
       const before = fake.calls(fixture.operation);
       const answer = await providerFor(fixture.operation).find(buildQuery(op, Object.fromEntries(fixture.params)));
-      expect(answer).toEqual({ status: 'found', record: readAnswer(op, answerText(fixture)), source: 'regcheck' });
+      expect(answer).toEqual({ status: 'found', record: readAnswer(op, answerText(fixture)), source: 'regcheck', via: 'upstream' });
       expect(fake.calls(fixture.operation)).toBe(before + 1);
       const path = fixture.service === 'reg' ? '/api/reg.asmx/' : '/api/bespokeapi.asmx/';
       expect(fake.server.requests.at(-1)?.path).toBe(`${path}${fixture.operation}`);
@@ -94,7 +95,7 @@ describe('what the operator side plugs into the regcheck provider', () => {
         db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) },
         regcheckHooks: { refuse: () => closed, onFetched: (f) => fetched.push(f) },
       });
-      const provider = registration && 'provider' in registration ? registration.provider : undefined;
+      const provider = registration ? registeredProvider(registration) : undefined;
       if (!provider) throw new Error('no regcheck provider');
       const query = buildQuery(declared('Check'), { RegistrationNumber: 'LV04XYZ' });
       expect(await provider.find(query)).toEqual({ status: 'unavailable', reason: 'regcheck: no balance left at the original' });

@@ -209,7 +209,14 @@ describe.each(await enginesToTest())('money and the original (%s)', (engine) => 
     fake.credits = 0;
     const empty = await t.app.inject({ url: '/api/json.aspx/Check/LV04XYZ', headers: { authorization: alice.auth } });
     expect(empty.body).toMatch(/temporarily unavailable/);
+    // Out of funds takes the original out (issue 32: not asked again on every lookup) until its
+    // balance says otherwise: topped up, the balance read brings it back.
     fake.credits = 1000;
+    const whileOut = fake.calls('Check');
+    const gated = await t.app.inject({ url: '/api/json.aspx/Check/MAINT200', headers: { authorization: alice.auth } });
+    expect(gated.body).toMatch(/temporarily unavailable/);
+    expect(fake.calls('Check')).toBe(whileOut);
+    await t.regcheck?.balance.check();
     for (const plate of ['MAINT200', 'MAINT503', 'ERR500', 'ERR503', 'SLOW1']) {
       const before = fake.calls('Check');
       const res = await t.app.inject({ url: `/api/json.aspx/Check/${plate}`, headers: { authorization: alice.auth } });
