@@ -41,7 +41,8 @@ export default tseslint.config(
   },
   {
     // The plain-JavaScript entry points (bin/, scripts/) run on Node.
-    files: ['**/*.js'],
+    // (Not the browser scripts under src/: they name their own globals.)
+    files: ['bin/**/*.js', 'scripts/**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly', Buffer: 'readonly', fetch: 'readonly', setTimeout: 'readonly' } },
   },
 );

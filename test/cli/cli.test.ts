@@ -275,7 +275,7 @@ describe('usage', () => {
     await store.lookup('CheckUSA/H84JAE/NJ', 'alice', key);
     const run = await cli(store.env, ['usage', 'alice']);
     expect(run.code).toBe(0);
-    expect(run.out).toMatch(/ 0 +3 +free +json +CheckFrance +EG258MA \(free: test-plate\)  key default\n/);
+    expect(run.out).toMatch(/ 0 +3 +free +json +CheckFrance +EG258MA \(free: test-plate\) {2}key default\n/);
     expect(run.out).toMatch(/1 lookups charged, 1 credits; 1 free\.$/);
   });
 
