@@ -123,7 +123,7 @@ describe.each(await enginesToTest())('console sign-up page on %s', (engine) => {
     expect(page.body).toContain('Welcome, your account <strong>alice</strong> is ready with 25 credits.');
     expect(page.body).toContain('<div class="value" data-testid="balance">25</div>');
     expect(page.body).toContain('Trial credits given at sign-up.');
-    expect(page.body).toContain('<td colspan="6" class="muted">No keys yet.</td>');
+    expect(page.body).toContain('<td colspan="8" class="muted">No keys yet.</td>');
     expect(page.body).toContain('action="/console/account/keys"');
     // The welcome shows once, on the landing only.
     expect((await get(t, '/console/account', session)).body).not.toContain('Welcome,');

@@ -109,7 +109,7 @@ describe('the OpenAPI document of the JSON interface', () => {
       expect(Object.keys(responses[name]?.content ?? {})).toEqual(['text/plain']);
     }
     expect(Object.keys(responses.Vehicle?.content ?? {})).toEqual(['application/json']);
-    expect(Object.keys(responses.Vehicle?.headers ?? {})).toEqual(['x-credits-charged', 'x-credits-remaining', 'idempotent-replayed', 'x-request-id']);
+    expect(Object.keys(responses.Vehicle?.headers ?? {})).toEqual(['x-credits-charged', 'x-credits-remaining', 'x-lookup-source', 'idempotent-replayed', 'x-request-id']);
     expect(headers.CreditsCharged?.required).toBe(true);
   });
 

@@ -46,6 +46,8 @@ const FIXTURE_TABLES = [
   'upstream_alert_marks',
   'upstream_balances',
   'upstream_cache',
+  'upstream_spend',
+  'upstream_states',
   'upstream_stats',
   'users',
   'webhook_deliveries',
@@ -129,6 +131,9 @@ async function populate(dir: string): Promise<Record<string, string>> {
     // The balance at the original every instance shares (migration 0015).
     await new UpstreamBalanceRepository(s.storage.db).publish('regcheck', 250, '2026-11-27T13:05:09.120Z');
     await s.storage.db.insertInto('upstream_alert_marks').values({ provider: 'regcheck', event: 'upstream.credits.low', credits: 42, fired_at: '2026-11-27T12:00:00.000Z' }).execute();
+    // A paid upstream taken out for every instance, and the operator's spend there (migration 0018).
+    await s.storage.db.insertInto('upstream_states').values({ provider: 'ukvd', state: 'out-of-funds', reason: 'InsufficientFunds', until: '2026-11-27T13:15:00.000Z', changed_at: '2026-11-27T13:05:00.000Z' }).execute();
+    await s.storage.db.insertInto('upstream_spend').values({ provider: 'ukvd', day: '2026-11-27', spent_micros: 1_250_000, calls: 5 }).execute();
     // Operators and customers (issue 16): users, an invite, a session, an operator token, audit rows.
     const users = new UserService(s.storage, systemClock, s.audit, s.accounts);
     const { inviteToken } = await users.createOperator('root', 'admin', true);
