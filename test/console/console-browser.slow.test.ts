@@ -136,7 +136,7 @@ describe.skipIf(!HAVE_CHROMIUM)('web console in Chromium', () => {
     await customer.goto('/console/account');
     await expect(customer.getByTestId('balance').textContent()).resolves.toBe('99');
     await expect(customer.getByTestId('ledger').textContent()).resolves.toContain('lookup of EG258MA over json costs 1 credit');
-    await expect(customer.locator('svg[data-total]').getAttribute('data-total')).resolves.toBe('1');
+    await expect(customer.locator('svg[data-total]').first().getAttribute('data-total')).resolves.toBe('1'); // the account's lookups chart; the per-key chart (issue 33) follows it
     await accessible(customer);
     await shot(customer, 'customer-console');
 
