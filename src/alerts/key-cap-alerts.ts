@@ -1,6 +1,16 @@
-import type { KeySpend } from '../credits/debit-writer.js';
 import type { Storage } from '../storage/create-database.js';
 import type { WebhookService } from '../webhooks/webhook.service.js';
+
+/** A capped key's spend moved by a committed debit (for the cap alerts: KeyCapAlerts). */
+export interface KeySpend {
+  readonly accountId: number;
+  readonly keyId: number;
+  readonly cost: number;
+  /** The key's spend in the period after this debit, and its cap then. */
+  readonly spentAfter: number;
+  readonly cap: number;
+  readonly periodKey: string;
+}
 
 /** The shares of a key's cap that raise the account's alert (issue 33): a warning, then the cap reached. */
 export const KEY_CAP_ALERT_PERCENTS = [80, 100] as const;

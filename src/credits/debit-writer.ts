@@ -1,3 +1,4 @@
+import type { KeySpend } from '../alerts/key-cap-alerts.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
 import type { CreditLedgerRepository, DebitDetails, FreeLookupRow, ReversalDetails } from './credit-ledger.repository.js';
@@ -26,16 +27,6 @@ export const KEY_CAP_REACHED = Symbol('key cap reached');
 /** A debit's outcome: the balance after it, undefined when the balance did not cover it, KEY_TAKEN or KEY_CAP_REACHED. */
 export type DebitResult = number | undefined | typeof KEY_TAKEN | typeof KEY_CAP_REACHED;
 
-/** A capped key's spend moved by a committed debit (for the cap alerts: KeyCapAlerts). */
-export interface KeySpend {
-  readonly accountId: number;
-  readonly keyId: number;
-  readonly cost: number;
-  /** The key's spend in the period after this debit, and its cap then. */
-  readonly spentAfter: number;
-  readonly cap: number;
-  readonly periodKey: string;
-}
 
 /** Idempotency records and how long they count (IDEMPOTENCY_RETENTION_HOURS). */
 export interface IdempotencyOptions {
