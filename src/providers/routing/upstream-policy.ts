@@ -2,7 +2,7 @@ import type { UpstreamAlertSink } from '../../alerts/upstream-balance-alerts.js'
 import type { PaidUpstreamSettings } from '../../config/provider-config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { UpstreamEvent, UpstreamMonitor } from '../upstream/upstream-monitor.js';
-import { toMicros, type SharedOutState, type StoredOutState, type UpstreamStateRepository } from '../upstream/upstream-state.repository.js';
+import { MICROS, toMicros, type SharedOutState, type StoredOutState, type UpstreamStateRepository } from '../upstream/upstream-state.repository.js';
 
 /** How long an upstream that said "out of funds" stays out before one call asks again (its answer's balance, or the original's balance read, may bring it back sooner). */
 export const OUT_OF_FUNDS_RETRY_MS = 10 * 60_000;
@@ -37,12 +37,15 @@ const monthStart = (d: Date): string => `${d.toISOString().slice(0, 7)}-01`;
 const nextMonth = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1));
 const nextDay = (d: Date): Date => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 1));
 
+/** What the policy reads and writes of the shared state (UpstreamStateRepository). */
+export type UpstreamStates = Pick<UpstreamStateRepository, 'state' | 'gateState' | 'takeOut' | 'bringBack' | 'addSpend' | 'spend'>;
+
 export interface UpstreamPolicyOptions {
   readonly settings: PaidUpstreamSettings;
   readonly monitor: UpstreamMonitor;
   readonly clock: Clock;
   /** The store every instance shares: out states and spend. */
-  readonly states: UpstreamStateRepository;
+  readonly states: UpstreamStates;
   readonly log?: { warn(message: string, error?: unknown): void } | undefined;
 }
 
@@ -67,6 +70,8 @@ export class UpstreamPolicy {
   private balance: number | undefined;
   private lastError: PolicyStatus['lastError'] = null;
   private readonly pending = new Set<Promise<void>>();
+  /** What this instance's writes under way will change in the store, laid over its reads by gate(). */
+  private readonly unwritten: { out: OutChange | undefined; spendMicros: number } = { out: undefined, spendMicros: 0 };
   private alerts: UpstreamAlertSink | undefined;
   /** The month whose budget alerts this instance re-armed (once a month, at its first call). */
   private rearmedMonth = '';
@@ -114,19 +119,21 @@ export class UpstreamPolicy {
 
   /**
    * Why the upstream must not be asked now, for every instance (UpstreamContext.gate): a stored
-   * out state whose time has not come, or the month's budget spent. One primary-key read and one
-   * range read per call, none on cached answers. A store that cannot be read lets the call go (the
-   * provider's own answer is then the guard).
+   * out state whose time has not come, or the month's budget spent. One statement per call
+   * (UpstreamStateRepository.gateState), none on cached answers. It does not wait for this
+   * instance's writes still under way: what they will write (`unwritten`) is laid over what the
+   * store says, so concurrent paid calls of one instance are not queued behind each other's spend.
+   * A store that cannot be read lets the call go (the provider's own answer is then the guard).
    */
   async gate(): Promise<string | undefined> {
-    await this.settled();
     const now = this.options.clock.now();
+    const budget = this.options.settings.monthlyBudget;
     try {
-      const out = await this.options.states.state(this.name);
+      const stored = budget === undefined ? { out: await this.options.states.state(this.name), spent: undefined } : await this.options.states.gateState(this.name, monthStart(now), day(now));
+      const out = this.unwritten.out === undefined ? stored.out : this.unwritten.out.applied(stored.out);
       if (out && (out.until === null || Date.parse(out.until) > now.getTime())) return describe(out);
-      const budget = this.options.settings.monthlyBudget;
-      if (budget !== undefined) {
-        const spent = (await this.options.states.spend(this.name, monthStart(now), day(now))).spent;
+      if (budget !== undefined && stored.spent !== undefined) {
+        const spent = (toMicros(stored.spent.spent) + this.unwritten.spendMicros) / MICROS;
         if (spent < budget * BUDGET_WARNING_SHARE) await this.rearmBudget(now);
         if (spent >= budget) return `over its monthly budget (${spent} of ${budget} spent); not asked until ${nextMonth(now).toISOString()}`;
       }
@@ -181,7 +188,7 @@ export class UpstreamPolicy {
       if (event.cost !== undefined) this.lastCost = event.cost;
       if (event.balance !== undefined) this.balance = event.balance;
       const cost = event.cost ?? this.options.settings.price ?? 0;
-      this.track(this.spend(cost, now));
+      this.track(this.spend(toMicros(cost), now));
       this.track(this.bringBack(['disabled']));
       return;
     }
@@ -201,24 +208,54 @@ export class UpstreamPolicy {
   }
 
   private async takeOut(out: StoredOutState): Promise<void> {
-    await this.options.states.takeOut(this.name, out);
+    // The store's upsert: the last writer's state stands.
+    const change = this.change(() => out);
+    try {
+      await this.options.states.takeOut(this.name, out);
+    } finally {
+      this.written(change);
+    }
     const event = out.state === 'disabled' ? 'upstream.disabled' : 'upstream.out-of-funds';
     await this.alerts?.notify(this.name, event, { state: out.state, reason: out.reason, until: out.until });
   }
 
   private async bringBack(keep: readonly SharedOutState[]): Promise<void> {
-    if (await this.options.states.bringBack(this.name, keep)) await this.alerts?.rearm(this.name, 'upstream.out-of-funds');
+    const change = this.change((stored) => (stored && keep.includes(stored.state) ? stored : undefined));
+    let brought: boolean;
+    try {
+      brought = await this.options.states.bringBack(this.name, keep);
+    } finally {
+      this.written(change);
+    }
+    if (brought) await this.alerts?.rearm(this.name, 'upstream.out-of-funds');
   }
 
-  private async spend(cost: number, now: Date): Promise<void> {
+  private async spend(micros: number, now: Date): Promise<void> {
     const { states, settings } = this.options;
-    await states.addSpend(this.name, day(now), toMicros(cost));
+    this.unwritten.spendMicros += micros;
+    try {
+      await states.addSpend(this.name, day(now), micros);
+    } finally {
+      this.unwritten.spendMicros -= micros;
+    }
     const budget = settings.monthlyBudget;
     if (budget === undefined || !this.alerts) return;
     const spent = (await states.spend(this.name, monthStart(now), day(now))).spent;
     const details = { budget, spent, month: monthStart(now).slice(0, 7) };
     if (spent >= budget * BUDGET_WARNING_SHARE) await this.alerts.notify(this.name, 'upstream.budget.warning', details);
     if (spent >= budget) await this.alerts.notify(this.name, 'upstream.budget.reached', details);
+  }
+
+  /** Records a change of the out state about to be written; the newest stands over the older ones until it is written. */
+  private change(applied: OutChange['applied']): OutChange {
+    const change: OutChange = { applied };
+    this.unwritten.out = change;
+    return change;
+  }
+
+  /** The change is in the store (or failed to get there): the store's word stands again, unless a newer change is under way. */
+  private written(change: OutChange): void {
+    if (this.unwritten.out === change) this.unwritten.out = undefined;
   }
 
   /** A new month's spend is below the warning: its alerts may fire again (once per month per instance). */
@@ -229,6 +266,11 @@ export class UpstreamPolicy {
     await this.alerts.rearm(this.name, 'upstream.budget.warning');
     await this.alerts.rearm(this.name, 'upstream.budget.reached');
   }
+}
+
+/** A change of the out state this instance is writing: what the store will say once it is written, given what it says now. */
+interface OutChange {
+  readonly applied: (stored: StoredOutState | undefined) => StoredOutState | undefined;
 }
 
 /** The shared out state a failure kind means (commercial-upstreams.md §10 "Mapping"), or undefined for the breaker's kinds. */

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Db } from '../../storage/database.js';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { DatabaseSchema, Db } from '../../storage/database.js';
 
 /** Why a paid upstream is out for every instance (upstream_states.state). */
 export type SharedOutState = 'out-of-funds' | 'quota' | 'disabled';
@@ -32,7 +32,7 @@ export interface SpendSum {
 /**
  * The state the router shares between instances (migration 0018): which paid upstreams are out and
  * why (upstream_states), and what each has cost per UTC day (upstream_spend). Read before each call
- * to a paid upstream (one primary-key read and one range of at most 31 rows), written when an answer
+ * to a paid upstream (one statement: a primary-key read and a range of at most 31 rows; gateState), written when an answer
  * says so: nothing here runs on a lookup the caches answer.
  */
 export class UpstreamStateRepository {
@@ -78,6 +78,34 @@ export class UpstreamStateRepository {
       .execute();
   }
 
+  /**
+   * What the router's gate reads before a paid call, in one statement: the stored out state and the
+   * spend from UTC day `from` to `to` (the month so far).
+   */
+  async gateState(provider: string, from: string, to: string): Promise<{ readonly out: StoredOutState | undefined; readonly spent: SpendSum }> {
+    const state = (column: 'state' | 'reason' | 'until' | 'changed_at') => (eb: ExpressionBuilder<DatabaseSchema, 'upstream_spend'>) =>
+      eb.selectFrom('upstream_states').select(column).where('provider', '=', provider);
+    const row = await this.db
+      .selectFrom('upstream_spend')
+      .select((eb) => [
+        sql<string | number | null>`sum(spent_micros)`.as('micros'),
+        sql<string | number | null>`sum(calls)`.as('calls'),
+        state('state')(eb).as('state'),
+        state('reason')(eb).as('reason'),
+        state('until')(eb).as('until'),
+        state('changed_at')(eb).as('changed_at'),
+      ])
+      .where('provider', '=', provider)
+      .where('day', '>=', from)
+      .where('day', '<=', to)
+      .executeTakeFirst();
+    const out =
+      row?.state !== undefined && row.state !== null && row.reason !== null && row.changed_at !== null
+        ? { state: row.state as SharedOutState, reason: row.reason, until: row.until ?? null, changedAt: row.changed_at }
+        : undefined;
+    return { out, spent: sumOf(row) };
+  }
+
   /** The provider's spend from UTC day `from` to `to` (inclusive, `YYYY-MM-DD`). */
   async spend(provider: string, from: string, to: string): Promise<SpendSum> {
     const row = await this.db
@@ -87,7 +115,11 @@ export class UpstreamStateRepository {
       .where('day', '>=', from)
       .where('day', '<=', to)
       .executeTakeFirst();
-    // PostgreSQL answers sum(bigint) as numeric text, SQLite as a number.
-    return { spent: Number(row?.micros ?? 0) / MICROS, calls: Number(row?.calls ?? 0) };
+    return sumOf(row);
   }
+}
+
+/** A spend sum as read: PostgreSQL answers sum(bigint) as numeric text, SQLite as a number. */
+function sumOf(row: { readonly micros: string | number | null; readonly calls: string | number | null } | undefined): SpendSum {
+  return { spent: Number(row?.micros ?? 0) / MICROS, calls: Number(row?.calls ?? 0) };
 }
