@@ -26,24 +26,60 @@ export interface LedgerEntry {
   readonly source: string | null;
 }
 
-export interface DebitDetails {
+/**
+ * What every lookup's ledger row records (a debit, a free lookup, a reversal): one list, so a new
+ * column of lookup rows is added here once (LOOKUP_COLUMNS) and every insert carries it.
+ */
+export interface LookupRowDetails {
   readonly operation: string;
   readonly interface: string;
   readonly query: string;
+  /** The lookup's request id (a reversal names the debit's own). */
   readonly requestId: string;
   readonly createdAt: string;
-  /** The source that answered (LookupOutcome.source); null when none is known. */
+  /** The source that answered (LookupOutcome.source); null when none is known (a replay asked none). */
   readonly source?: string | null;
+  /** The API key that made the lookup (ledger.api_key_id, issue 33); absent or null: none. */
+  readonly apiKeyId?: number | null;
+  /** The console user of a Try it lookup (ledger.user_id). */
+  readonly userId?: number | null;
+}
+
+/** The ledger columns of a lookup's row taken from its LookupRowDetails, in parameter order. */
+const LOOKUP_COLUMNS = {
+  operation: (d: LookupRowDetails) => d.operation,
+  interface: (d: LookupRowDetails) => d.interface,
+  query: (d: LookupRowDetails) => d.query,
+  request_id: (d: LookupRowDetails) => d.requestId,
+  created_at: (d: LookupRowDetails) => d.createdAt,
+  api_key_id: (d: LookupRowDetails) => d.apiKeyId ?? null,
+  user_id: (d: LookupRowDetails) => d.userId ?? null,
+  source: (d: LookupRowDetails) => d.source ?? null,
+} as const satisfies { readonly [C in keyof LedgerTable]?: (d: LookupRowDetails) => unknown };
+
+type LookupColumn = keyof typeof LOOKUP_COLUMNS;
+const LOOKUP_COLUMN_NAMES = Object.keys(LOOKUP_COLUMNS) as LookupColumn[];
+const LOOKUP_VALUES = Object.values(LOOKUP_COLUMNS);
+/** Integer columns: a bare parameter in a SELECT list is text to PostgreSQL, so the free rows' select casts these. */
+const INTEGER_COLUMNS: ReadonlySet<LookupColumn> = new Set(['api_key_id', 'user_id']);
+
+/** Appends the lookup columns' values of `details` to `args`, in LOOKUP_COLUMNS' order. */
+function pushLookupValues(args: unknown[], details: LookupRowDetails): void {
+  for (const value of LOOKUP_VALUES) args.push(value(details));
+}
+
+/** The lookup columns' values of `details`, by column, for a single-row insert. */
+function lookupValues(details: LookupRowDetails): { [C in LookupColumn]: ReturnType<(typeof LOOKUP_COLUMNS)[C]> } {
+  return Object.fromEntries(LOOKUP_COLUMN_NAMES.map((c) => [c, LOOKUP_COLUMNS[c](details)])) as { [C in LookupColumn]: ReturnType<(typeof LOOKUP_COLUMNS)[C]> };
+}
+
+export interface DebitDetails extends LookupRowDetails {
   /**
    * The client's Idempotency-Key and the result paid for (LookupResult as JSON): the debit writer
    * records them in the debit's transaction (IdempotencyRepository), and does not debit when the
    * account already holds a live record under the key. Absent: no record, no extra query.
    */
   readonly idempotency?: { readonly key: string; readonly result: string };
-  /** The API key that made the lookup (ledger.api_key_id, issue 33); absent or null: none. */
-  readonly apiKeyId?: number | null;
-  /** The console user of a Try it lookup (ledger.user_id). */
-  readonly userId?: number | null;
   /**
    * The key's credit cap this debit counts against: the debit writer moves the key's spend in the
    * debit's transaction with a conditional update, as the balance, and does not debit when the cap
@@ -60,34 +96,17 @@ export interface KeyCapCharge {
 }
 
 /** A lookup of an account that cost nothing, as its ledger row records it (kind `free`, delta 0). */
-export interface FreeLookupDetails {
-  readonly operation: string;
-  readonly interface: string;
-  readonly query: string;
-  readonly requestId: string;
-  readonly createdAt: string;
+export interface FreeLookupDetails extends LookupRowDetails {
   readonly reason: FreeReason;
-  /** The source that answered (LookupOutcome.source); null for a replay (no source was asked). */
-  readonly source?: string | null;
-  readonly apiKeyId?: number | null;
-  readonly userId?: number | null;
 }
 
 /**
  * A committed debit given back because its answer could not be written to the client (kind
- * `reversal`, issue 31): the debit's own request id, operation, interface and query, and its cost.
+ * `reversal`, issue 31): the debit's own request id, operation, interface, query, key and console
+ * user (issue 33), and its cost.
  */
-export interface ReversalDetails {
-  readonly operation: string;
-  readonly interface: string;
-  readonly query: string;
-  /** The request id of the debit it reverses (the same as on the debit's row). */
-  readonly requestId: string;
-  readonly createdAt: string;
+export interface ReversalDetails extends LookupRowDetails {
   readonly cost: number;
-  /** The debit's key and console user (issue 33), named on the reversal row too. */
-  readonly apiKeyId?: number | null;
-  readonly userId?: number | null;
   /** The debit's key cap charge, given back with it when the cap's period has not turned. */
   readonly cap?: KeyCapCharge;
 }
@@ -108,11 +127,11 @@ export interface FreeLookupRow {
   readonly details: FreeLookupDetails;
 }
 
-/** Parameters of one free row: the account id and the nine details. */
-const FREE_ROW_ARITY = 10;
+/** Parameters of one free row: the account id, the reason, then the lookup columns. */
+const FREE_ROW_ARITY = 2 + LOOKUP_COLUMN_NAMES.length;
 
-/** Parameters of one debit row (its kind is a constant). */
-const DEBIT_ROW_ARITY = 11;
+/** Parameters of one debit row (its kind is a constant): the account id, delta, balance after, then the lookup columns. */
+const DEBIT_ROW_ARITY = 3 + LOOKUP_COLUMN_NAMES.length;
 
 /**
  * Rows per multi-row insert. SQLite allows 32766 parameters and PostgreSQL 65535; 32 rows of 8
@@ -172,20 +191,8 @@ export class CreditLedgerRepository {
         this.db.insertInto('ledger').values(
           Array.from({ length: rows }, (_, i) => {
             const at = (k: number): never => p(i * DEBIT_ROW_ARITY + k);
-            return {
-              account_id: at(0),
-              kind: sql.lit('debit'),
-              operation: at(1),
-              interface: at(2),
-              query: at(3),
-              delta: at(4),
-              balance_after: at(5),
-              request_id: at(6),
-              created_at: at(7),
-              api_key_id: at(8),
-              user_id: at(9),
-              source: at(10),
-            };
+            const lookup = Object.fromEntries(LOOKUP_COLUMN_NAMES.map((c, k) => [c, at(3 + k)])) as Record<LookupColumn, never>;
+            return { account_id: at(0), kind: sql.lit('debit'), delta: at(1), balance_after: at(2), ...lookup };
           }),
         ),
       );
@@ -213,18 +220,10 @@ export class CreditLedgerRepository {
             .select((eb) => [
               'id as account_id',
               sql.lit('free').as('kind'),
-              eb.val(at(1)).as('operation'),
-              eb.val(at(2)).as('interface'),
-              eb.val(at(3)).as('query'),
               sql.lit(0).as('delta'),
               'credits as balance_after',
-              eb.val(at(4)).as('request_id'),
-              eb.val(at(5)).as('created_at'),
-              eb.val(at(6)).as('free_reason'),
-              // Typed: a bare parameter in a SELECT list is text to PostgreSQL (the columns are integers).
-              eb.cast(eb.val(at(7)), 'integer').as('api_key_id'),
-              eb.cast(eb.val(at(8)), 'integer').as('user_id'),
-              eb.val(at(9)).as('source'),
+              eb.val(at(1)).as('free_reason'),
+              ...LOOKUP_COLUMN_NAMES.map((c, k) => (INTEGER_COLUMNS.has(c) ? eb.cast(eb.val(at(2 + k)), 'integer') : eb.val(at(2 + k))).as(c)),
             ])
             .where('id', '=', at(0));
         };
@@ -232,7 +231,7 @@ export class CreditLedgerRepository {
         for (let i = 1; i < rows; i++) union = union.unionAll(selectRow(i));
         return db
           .insertInto('ledger')
-          .columns(['account_id', 'kind', 'operation', 'interface', 'query', 'delta', 'balance_after', 'request_id', 'created_at', 'free_reason', 'api_key_id', 'user_id', 'source'])
+          .columns(['account_id', 'kind', 'delta', 'balance_after', 'free_reason', ...LOOKUP_COLUMN_NAMES])
           .expression(union);
       });
       this.freeRowInserts.set(rows, query);
@@ -250,7 +249,8 @@ export class CreditLedgerRepository {
       const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
       const args: unknown[] = [];
       for (const { accountId, details } of chunk) {
-        args.push(accountId, details.operation, details.interface, details.query, details.requestId, details.createdAt, details.reason, details.apiKeyId ?? null, details.userId ?? null, details.source ?? null);
+        args.push(accountId, details.reason);
+        pushLookupValues(args, details);
       }
       await this.insertFreeRows(chunk.length).run(tx, ...args);
     }
@@ -312,7 +312,8 @@ export class CreditLedgerRepository {
     const chunk = rows.slice(start, start + MAX_ROWS_PER_INSERT);
     const args: unknown[] = [];
     for (const { cost, balanceAfter, details } of chunk) {
-      args.push(accountId, details.operation, details.interface, details.query, -cost, balanceAfter, details.requestId, details.createdAt, details.apiKeyId ?? null, details.userId ?? null, details.source ?? null);
+      args.push(accountId, -cost, balanceAfter);
+      pushLookupValues(args, details);
     }
     return andThen(this.insertDebitRows(chunk.length).run(tx, ...args), () => this.writeDebitRows(tx, accountId, rows, start + MAX_ROWS_PER_INSERT));
   }
@@ -365,15 +366,9 @@ export class CreditLedgerRepository {
       .values({
         account_id: accountId,
         kind: 'reversal',
-        operation: reversal.operation,
-        interface: reversal.interface,
-        query: reversal.query,
         delta: reversal.cost,
         balance_after: updated.credits,
-        request_id: reversal.requestId,
-        created_at: reversal.createdAt,
-        api_key_id: reversal.apiKeyId ?? null,
-        user_id: reversal.userId ?? null,
+        ...lookupValues(reversal),
       })
       .execute();
     // A reversed debit spent nothing of its key's cap either (issue 33).

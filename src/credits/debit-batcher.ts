@@ -188,7 +188,7 @@ export async function giveBackUnsettled(
   for (const { accountId, cost, details } of batch.debits) {
     const { operation, interface: iface, query, requestId, apiKeyId, userId, cap } = details;
     try {
-      await writer.reverse(accountId, { operation, interface: iface, query, requestId, cost, createdAt: now(), apiKeyId: apiKeyId ?? null, userId: userId ?? null, ...(cap ? { cap } : {}) }, details.idempotency?.key);
+      await writer.reverse(accountId, { operation, interface: iface, query, requestId, cost, createdAt: now(), apiKeyId: apiKeyId ?? null, userId: userId ?? null, source: details.source ?? null, ...(cap ? { cap } : {}) }, details.idempotency?.key);
       results.push({ requestId, accountId, cost, given: true });
     } catch (error) {
       results.push({ requestId, accountId, cost, given: false, error });

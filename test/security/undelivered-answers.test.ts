@@ -89,9 +89,10 @@ describe.each(await enginesToTest())('answers that never reach the client, on %s
     const reversedBefore = await metric(/vehicle_lookup_debit_reversals_total\{interface="json",outcome="reversed"\} (\d+)/);
     const id = await cutAfterCommit();
     const rows = await rowsOf(id);
-    expect(rows.map((r) => [r.kind, r.delta, r.operation, r.interface, r.query])).toEqual([
-      ['debit', -1, 'CheckFrance', 'json', 'FK482TR'],
-      ['reversal', 1, 'CheckFrance', 'json', 'FK482TR'],
+    expect(rows.map((r) => [r.kind, r.delta, r.operation, r.interface, r.query, r.source])).toEqual([
+      ['debit', -1, 'CheckFrance', 'json', 'FK482TR', 'store'],
+      // The reversal repeats the debit's facts (LookupRowDetails), its source included.
+      ['reversal', 1, 'CheckFrance', 'json', 'FK482TR', 'store'],
     ]);
     expect(rows[1]?.balanceAfter).toBe(start);
     expect(await credits()).toBe(start);
