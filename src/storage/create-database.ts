@@ -6,11 +6,12 @@ import { Kysely, Migrator, PostgresDialect, sql, type CompiledQuery, type QueryR
 import pg from 'pg';
 import type { WaitClock } from '../shared/wait-clock.js';
 import type { DatabaseSchema, Db, Tx } from './database.js';
-import { DomainError } from '../shared/domain-error.js';
+import { constraintRecogniser, translateConstraint, type ConstraintKind } from './constraint-violation.js';
 import type { Engine } from './engine.js';
 import { noteLocalCommit } from './local-commits.js';
 import { migrationProvider } from './migrations/index.js';
-import { CommitOutcomeUnknown, StoreUnavailable, isStoreUnavailable, withConnectRetry, type CommitStatus, type ConnectRetry } from './store-unavailable.js';
+import { withConnectRetry, type ConnectRetry } from './store-unavailable.js';
+import { transactKnowingOutcome, type Settling } from './postgres-commit-outcome.js';
 import { isSqliteBusy, openSqliteConnection, type SqliteConnection, type SqliteSynchronous } from './sqlite-connection.js';
 
 export interface StorageOptions {
@@ -140,58 +141,11 @@ export interface TransactionOptions {
   readonly knownOutcome?: boolean;
 }
 
-/** The constraints the store enforces that a request can run into (a race lost, a row in use). */
-export type ConstraintKind = 'unique' | 'foreign-key';
-
-/**
- * The engines' codes for the constraint kinds: better-sqlite3's extended result codes, and
- * PostgreSQL's SQLSTATE (pg's DatabaseError.code). The one place the difference is named.
- */
-const CONSTRAINT_CODES: Readonly<Record<Engine, Readonly<Record<string, ConstraintKind>>>> = {
-  sqlite: { SQLITE_CONSTRAINT_UNIQUE: 'unique', SQLITE_CONSTRAINT_PRIMARYKEY: 'unique', SQLITE_CONSTRAINT_FOREIGNKEY: 'foreign-key' },
-  postgres: { '23505': 'unique', '23503': 'foreign-key' },
-};
-
-function constraintRecogniser(engine: Engine): (error: unknown) => ConstraintKind | undefined {
-  const codes = CONSTRAINT_CODES[engine];
-  return (error) => {
-    const code = (error as { code?: unknown } | null)?.code;
-    return typeof code === 'string' && Object.hasOwn(codes, code) ? codes[code] : undefined;
-  };
-}
-
-/**
- * A write the store refused for a constraint, as Storage.transaction rethrows it: a domain error
- * (ALREADY_EXISTS for a unique index, IN_USE for a foreign key), so that whichever of two racing
- * requests loses the check-then-insert is answered like a request that found the row at its
- * check, not with an internal error (issue 28). Services catch it where they can say more
- * (`account X already exists`); the driver's error is the cause, never shown to a client.
- */
-export class ConstraintViolation extends DomainError<'ALREADY_EXISTS' | 'IN_USE'> {
-  override readonly name = 'ConstraintViolation';
-  constructor(
-    readonly kind: ConstraintKind,
-    cause: unknown,
-  ) {
-    super(
-      kind === 'unique' ? 'ALREADY_EXISTS' : 'IN_USE',
-      kind === 'unique' ? 'it already exists (another request may have created it at the same moment)' : 'other records still refer to it',
-      { cause },
-    );
-  }
-}
-
 /** `transact` rethrowing the engine's constraint errors as ConstraintViolation. */
 function translatingConstraints(transact: Storage['transaction'], recognise: (error: unknown) => ConstraintKind | undefined): Storage['transaction'] {
   return (work, options) => transact(work, options).catch((error: unknown) => {
     throw translateConstraint(recognise, error);
   });
-}
-
-/** A ConstraintViolation for an error the engine raised for a constraint, else the error itself. */
-function translateConstraint(recognise: (error: unknown) => ConstraintKind | undefined, error: unknown): unknown {
-  const kind = recognise(error);
-  return kind === undefined ? error : new ConstraintViolation(kind, error);
 }
 
 /**
@@ -274,8 +228,6 @@ interface PostgresOptions {
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_COMMIT_SETTLE_MS = 30_000;
-/** How long CommitOutcomeUnknown.settled goes on asking after the settle wait: a bound, not a hope. */
-const BACKGROUND_SETTLE_MS = 10 * 60_000;
 
 /**
  * Opens PostgreSQL. Migrations run under a session-level advisory lock held on a connection of
@@ -329,12 +281,6 @@ async function openPostgres(url: string, options: PostgresOptions): Promise<Stor
   };
 }
 
-/** Where commitStatus asks, and whether the store was closed meanwhile (then it stops asking). */
-interface Settling {
-  readonly pool: pg.Pool;
-  readonly closed: () => boolean;
-}
-
 /** One attempt at the migrations under the advisory lock, on a connection of their own. */
 async function migrateUnderLock(url: string, db: Db, connectTimeoutMs: number, onConnectionError: (error: Error) => void): Promise<void> {
   const lock = new pg.Client({ connectionString: url, application_name: 'vehicle-lookup-migrations', connectionTimeoutMillis: connectTimeoutMs });
@@ -351,60 +297,6 @@ async function migrateUnderLock(url: string, db: Db, connectTimeoutMs: number, o
   } finally {
     await lock.end().catch(() => undefined);
   }
-}
-
-/**
- * A transaction whose outcome is learnt even when the connection is lost during its COMMIT (see
- * Storage.transaction's `knownOutcome`). The transaction's id is read first (txid_current); when
- * `work` has finished and the transaction then fails with a lost connection, the COMMIT may or may
- * not have been applied, and only the server can tell: txid_status on a new connection, polled
- * while the server is away, for up to `settleMs`. A failure before `work` finished needs no
- * asking: a transaction the server never saw committed is rolled back.
- */
-async function transactKnowingOutcome<T>(db: Kysely<DatabaseSchema>, settling: Settling, work: (tx: Tx) => MaybePromise<T>, settleMs: number): Promise<T> {
-  // Set inside the transaction's callback (an object: the compiler does not follow closures).
-  const state: { xid: string | undefined; finished: boolean; result?: T } = { xid: undefined, finished: false };
-  try {
-    return await db.transaction().execute(async (trx) => {
-      const { rows } = await sql<{ xid: string }>`select txid_current()::text as xid`.execute(trx);
-      state.xid = rows[0]?.xid;
-      const result = await work({ db: trx, run: (query) => trx.executeQuery(query) });
-      state.result = result;
-      state.finished = true;
-      return result;
-    });
-  } catch (error) {
-    const xid = state.xid;
-    if (!state.finished || xid === undefined || !isStoreUnavailable(error)) throw error;
-    const status = await commitStatus(settling, xid, settleMs);
-    if (status === 'committed') return state.result as T;
-    if (status === 'aborted') throw new StoreUnavailable(`the database connection was lost during COMMIT; transaction ${xid} was rolled back`, { cause: error });
-    throw new CommitOutcomeUnknown(xid, commitStatus(settling, xid, BACKGROUND_SETTLE_MS), error);
-  }
-}
-
-/**
- * txid_status of `xid`, asked on a pooled connection until the server answers `committed` or
- * `aborted` or `waitMs` passes (then `unknown`); pauses of 100 ms growing to 1 s, so bounded in
- * count as well as time. `in progress` (the old backend has not finished yet) is asked again.
- * Stops (`unknown`) when the store is closed.
- */
-async function commitStatus({ pool, closed }: Settling, xid: string, waitMs: number): Promise<CommitStatus> {
-  const deadline = performance.now() + waitMs;
-  let delay = 100;
-  for (let attempt = 0; attempt < 10_000 && performance.now() < deadline && !closed(); attempt += 1) {
-    try {
-      const { rows } = await pool.query<{ status: string | null }>('select txid_status($1::bigint) as status', [xid]);
-      const status = rows[0]?.status;
-      if (status === 'committed' || status === 'aborted') return status;
-    } catch {
-      // The server is still away: ask again after the pause.
-    }
-    // Unreferenced: a process shutting down does not stay up for this.
-    await sleep(Math.max(0, Math.min(delay, deadline - performance.now())), undefined, { ref: false });
-    delay = Math.min(delay * 2, 1000);
-  }
-  return 'unknown';
 }
 
 /** Opens the store chosen by the configuration and brings its schema up to date. */
