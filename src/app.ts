@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { STORE_AWAY, isStoreUnavailable } from './storage/store-unavailable.js';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AllAccountsUsage } from './accounts/all-accounts-usage.js';
 import { LedgerQueries } from './accounts/ledger-queries.js';
@@ -321,6 +322,10 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
 
   // No stack traces or internal messages leave the process (issue 2 "Bad input ... never a stack trace").
   app.setErrorHandler((error, request, reply) => {
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'request failed: the database is away');
+      return reply.code(STORE_AWAY.status).header('retry-after', String(STORE_AWAY.retryAfterSeconds)).type('text/plain; charset=utf-8').send(STORE_AWAY.message);
+    }
     const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
     if (status >= 500) {
       return reply.code(500).type('text/plain; charset=utf-8').send(internalError(request, error, 'request failed'));

@@ -28,6 +28,19 @@ export class CommitOutcomeUnknown extends StoreUnavailable {
   }
 }
 
+/**
+ * How every request that is not a lookup answers while the store is away (isStoreUnavailable):
+ * the admin and account APIs (`unavailable`), the console's error page, getcredits and every other
+ * route: 503 with Retry-After and this message, never an internal error, so an operator's script
+ * or a customer's page retries instead of reporting a bug. Lookups answer their interface's own
+ * "temporarily unavailable" (lookup-pipeline.ts).
+ */
+export const STORE_AWAY = {
+  status: 503,
+  retryAfterSeconds: 5,
+  message: 'The database cannot be reached just now (a restart or a failover); try again in a few seconds.',
+} as const;
+
 /** What the server says of a transaction id: txid_status's answers, plus `unknown` when it could not be asked in time. */
 export type CommitStatus = 'committed' | 'aborted' | 'unknown';
 

@@ -12,6 +12,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createServices } from '../../src/services.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { openStorage } from '../../src/storage/create-database.js';
+import { STORE_AWAY } from '../../src/storage/store-unavailable.js';
+import { SESSION_COOKIE } from '../../src/http/auth/api-auth.js';
 import { SQLITE_ONLY } from '../helpers/engines.js';
 import { privatePostgres, privateRedis, privateServersMissing, type PrivatePostgres, type PrivateRedis } from './private-servers.js';
 import { carriesData, freePort, INTERFACES, killAll, lookup, prepareAccount, running, spawnServer, stopServer, storeState, waitReady, type Outcome, type ServerProcess, type SharedStore } from './scale-harness.js';
@@ -197,6 +199,15 @@ describe.skipIf(missing !== undefined)('two instances on a private PostgreSQL wi
     const away = load.outcomes.length;
     // Every binding answers its own "temporarily unavailable" (one mapping, in the pipeline).
     await poll('lookups failing on every binding while the database is away', () => INTERFACES.every((iface) => load.outcomes.slice(away).some((o) => o.interface === iface && temporarilyUnavailable(o))), 1200, servers);
+    // What is not a lookup answers 503 with Retry-After and one message (STORE_AWAY), never an internal error.
+    const base = servers[0]?.base ?? '';
+    const credits = await fetch(`${base}/ajax/getcredits.aspx?username=restart`);
+    expect([credits.status, credits.headers.get('retry-after'), await credits.text()]).toEqual([503, '5', STORE_AWAY.message]);
+    const admin = await fetch(`${base}/admin/api/accounts`, { headers: { authorization: 'Bearer vl_op_not_a_token' } });
+    expect([admin.status, admin.headers.get('retry-after'), await admin.json()]).toEqual([503, '5', { error: 'unavailable', message: STORE_AWAY.message }]);
+    const page = await fetch(`${base}/console/admin`, { headers: { cookie: `${SESSION_COOKIE}=not-a-session` }, redirect: 'manual' });
+    expect([page.status, page.headers.get('retry-after')]).toEqual([503, '5']);
+    expect(await page.text()).toContain(STORE_AWAY.message);
     await pg.start();
     await poll('/readyz to say ready on both', async () => (await Promise.all(servers.map(readyStatus))).every((s) => s === 200), 600, servers);
     const back = [load.served(0), load.served(1)];

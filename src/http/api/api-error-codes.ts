@@ -21,7 +21,7 @@ export const API_ERROR_CODES = {
   'unsupported-media-type': { status: 415, meaning: 'the body is not in one of the media types the route reads' },
   'rate-limited': { status: 429, meaning: 'too many requests, failed logins or sign-ups; Retry-After says when to try again' },
   internal: { status: 500, meaning: 'an unexpected failure; the message quotes the request id' },
-  unavailable: { status: 503, meaning: 'the service cannot take the job now (an import while another instance owns the queue)' },
+  unavailable: { status: 503, meaning: 'the service cannot take the job now: an import while another instance owns the queue, or the database cannot be reached (a restart or failover; Retry-After says when to try again)' },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 
 export type ApiErrorCode = keyof typeof API_ERROR_CODES;

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { STORE_AWAY, isStoreUnavailable } from '../../storage/store-unavailable.js';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Actor } from '../../audit/audit-log.js';
 import { TEXT_RULES } from '../api/api-schemas.js';
@@ -178,6 +179,10 @@ export function installErrorHandling(app: FastifyInstance, prefix: string): void
     }
     const domain = domainError(error);
     if (domain) return reply.code(domain.status).send({ error: domain.code, message: error.message });
+    if (isStoreUnavailable(error)) {
+      request.log.warn({ err: error }, 'admin API request failed: the database is away');
+      return reply.code(STORE_AWAY.status).header('retry-after', String(STORE_AWAY.retryAfterSeconds)).send({ error: 'unavailable', message: STORE_AWAY.message });
+    }
     const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
     if (status === 500) {
       request.log.error({ err: error }, 'admin API request failed');

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { STORE_AWAY, isStoreUnavailable } from '../../storage/store-unavailable.js';
 import type { AccountService } from '../../accounts/account.service.js';
 import type { AllAccountsUsage } from '../../accounts/all-accounts-usage.js';
 import { LedgerFilterError, LedgerQueries } from '../../accounts/ledger-queries.js';
@@ -120,6 +121,7 @@ function describeError(error: FastifyError): { status: number; text: string } {
   // The services' errors answer with the API's statuses (one table: src/http/auth/api-auth.ts).
   const domain = domainError(error);
   if (domain) return { status: domain.status, text: error.message };
+  if (isStoreUnavailable(error)) return { status: STORE_AWAY.status, text: STORE_AWAY.message };
   const status = typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
   return { status, text: status === 500 ? 'Internal error.' : error.message };
 }
@@ -183,6 +185,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     // No live session: to the login page, saying why (ended, expired) and coming back here after (issue 26 item 12).
     if (status === 401) return reply.redirect(loginAfterRefusal(request, options.clock.now()), 303);
     if (error instanceof ApiError && error.retryAfter !== undefined) void reply.header('retry-after', String(error.retryAfter));
+    if (status === STORE_AWAY.status && isStoreUnavailable(error)) void reply.header('retry-after', String(STORE_AWAY.retryAfterSeconds));
     const viewer = await viewerOf(request);
     return reply.code(status).type('text/html; charset=utf-8').send(errorPage(status, status === 500 ? `Internal error; quote request id ${request.id} to the operator.` : text, viewer));
   });
