@@ -1,5 +1,6 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LookupObserver } from '../lookup/lookup-request.js';
+import { registerRoutingMetrics, type RoutingMetricsSource } from '../providers/routing/routing-metrics.js';
 import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
 import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';
 import { DeferredCounter, type CounterSlot } from './deferred-counter.js';
@@ -87,6 +88,11 @@ export class Metrics implements LookupObserver {
       'status',
     ]);
     registerUpstreamMetrics(this.registry, this.upstream);
+  }
+
+  /** Adds the router's metrics (spend per paid upstream, its routing state) once the router exists (app.ts). */
+  watchRouting(source: RoutingMetricsSource, log?: { warn(message: string, error?: unknown): void }): void {
+    registerRoutingMetrics(this.registry, this.upstream, source, log);
   }
 
   /** The series of one (operation, interface, outcome), resolved once. */

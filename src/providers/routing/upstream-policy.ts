@@ -211,8 +211,11 @@ export class UpstreamPolicy {
   }
 
   private async spend(cost: number, now: Date): Promise<void> {
-    const { states, settings } = this.options;
-    await states.addSpend(this.name, day(now), toMicros(cost));
+    const { states, settings, monitor } = this.options;
+    const micros = toMicros(cost);
+    await states.addSpend(this.name, day(now), micros);
+    // The spend metric counts what the store now holds, no more and no less (routing-metrics.ts).
+    monitor.emit({ type: 'spend', provider: this.name, amount: micros / 1_000_000 });
     const budget = settings.monthlyBudget;
     if (budget === undefined || !this.alerts) return;
     const spent = (await states.spend(this.name, monthStart(now), day(now))).spent;
