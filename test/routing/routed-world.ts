@@ -1,3 +1,4 @@
+import type { LightMyRequestResponse } from 'fastify';
 import { buildApp, type BuiltApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/config.js';
 import { FakePaidApi } from '../fakes/fake-paid-api.js';
@@ -22,7 +23,7 @@ export interface RoutedWorld {
   /** Creates a customer account with credits; its Basic authorization header for `lookup`. */
   account(app: BuiltApp, user: string, credits?: number): Promise<string>;
   /** A CheckFrance lookup of `plate` over the JSON binding, which only the paid fakes answer. */
-  lookup(app: BuiltApp, authorization: string, plate: string): ReturnType<BuiltApp['app']['inject']>;
+  lookup(app: BuiltApp, authorization: string, plate: string): Promise<LightMyRequestResponse>;
   close(): Promise<void>;
 }
 
