@@ -6,6 +6,7 @@ import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
 import type { Config } from './config/config.js';
+import { DEFAULT_ROUTING } from './config/provider-config.js';
 import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
@@ -95,7 +96,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   // Counted beside the lookups metric, written to the store by the rollup below (src/ops/lookup-rollup.ts).
   const lookupCounts = new LookupCounts(clock.millis ? clock.millis.bind(clock) : () => clock.now().getTime());
-  const metrics = new Metrics(lookupCounts);
+  const metrics = new Metrics(lookupCounts, (config.providers.routing ?? DEFAULT_ROUTING).currency);
   const clientErrors = new ClientErrors();
   const logDestination = logStream(config.logFormat);
   const app = Fastify({
@@ -249,7 +250,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // The router's alerts (funds, quota, refused keys, budgets), and a refused key asked again after a restart.
   await services.router.start(upstreamAlerts);
   // Spend per paid upstream and its routing state on /metrics (docs/providers.md "Monitoring").
-  metrics.watchRouting({ currency: services.router.routing.currency, status: () => services.router.status(coolingIn(metrics.upstream.snapshot())) }, warn);
+  metrics.routing.watch(() => services.router.status(coolingIn(metrics.upstream.snapshot())), warn);
   // Upstream calls and cache answers per day, every instance's added up (docs/providers.md "Upstream spend").
   const upstreamSpendRepository = new UpstreamSpendRepository(storage.db);
   const upstreamSpend = new LookupRollup(
