@@ -3,6 +3,7 @@ import type { BuiltApp } from '../../src/app.js';
 import { verifyStandardWebhook } from '../alerts/standard-webhooks-verifier.js';
 import { FakeHttpServer } from '../fakes/fake-http-server.js';
 import { enginesToTest } from '../helpers/engines.js';
+import { until } from '../helpers/until.js';
 import { routedWorld, type RoutedWorld } from './routed-world.js';
 
 const OPERATOR = { actor: 'operator', accountId: null } as const;
@@ -12,13 +13,6 @@ const HOOKS = { WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '2000' };
 interface Sent {
   readonly type: string;
   readonly data: Record<string, unknown>;
-}
-
-async function until(what: string, condition: () => boolean): Promise<void> {
-  for (let i = 0; !condition(); i += 1) {
-    if (i > 1000) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 /**
@@ -65,7 +59,7 @@ describe.each(await enginesToTest())('the routing alerts on %s', (engine) => {
     world.cheap.answerAll('out-of-funds');
     expect((await world.lookup(app, alice, 'AA111AA')).headers['x-lookup-source']).toBe('middle');
     // Delivered to the endpoint, signed (at the app's clock, which the test holds).
-    await until('the delivery', () => receiver.requests.length === 1);
+    await until(() => receiver.requests.length === 1);
     const request = receiver.requests[0];
     if (!request) throw new Error('no delivery');
     verifyStandardWebhook([secret], request.headers, request.body, Math.floor(world.clock.now().getTime() / 1000));
