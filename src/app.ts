@@ -7,12 +7,13 @@ import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
 import type { Config } from './config/config.js';
+import { DEFAULT_ROUTING } from './config/provider-config.js';
 import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';
 import { logStream } from './ops/log-stream.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
-import { ProvidersView } from './providers/upstream/providers-view.js';
+import { coolingIn, ProvidersView } from './providers/upstream/providers-view.js';
 import { RegcheckGateway } from './providers/regcheck/regcheck-gateway.js';
 import { UpstreamSpendCounts, UpstreamSpendRepository, type UpstreamSpendRow } from './providers/upstream/upstream-spend.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
@@ -96,7 +97,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   const clock = options.clock ?? systemClock;
   // Counted beside the lookups metric, written to the store by the rollup below (src/ops/lookup-rollup.ts).
   const lookupCounts = new LookupCounts(clock.millis ? clock.millis.bind(clock) : () => clock.now().getTime());
-  const metrics = new Metrics(lookupCounts);
+  const metrics = new Metrics(lookupCounts, (config.providers.routing ?? DEFAULT_ROUTING).currency);
   const clientErrors = new ClientErrors();
   const logDestination = logStream(config.logFormat);
   const app = Fastify({
@@ -249,6 +250,8 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   regcheck?.start(upstreamAlerts);
   // The router's alerts (funds, quota, refused keys, budgets), and a refused key asked again after a restart.
   await services.router.start(upstreamAlerts);
+  // Spend per paid upstream and its routing state on /metrics (docs/providers.md "Monitoring").
+  metrics.routing.watch(() => services.router.status(coolingIn(metrics.upstream.snapshot())), warn);
   // Upstream calls and cache answers per day, every instance's added up (docs/providers.md "Upstream spend").
   const upstreamSpendRepository = new UpstreamSpendRepository(storage.db);
   const upstreamSpend = new LookupRollup(
@@ -347,7 +350,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   if (config.getCreditsEnabled) await app.register(creditsPlugin, { accounts: services.accounts });
   await app.register(opsPlugin, { storage, metrics, isDraining: () => draining, metricsToken: config.http.metricsToken });
   // The admin and self-service API (issue 16).
-  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock, regcheck ? () => regcheck.balance.refresh() : undefined, { currency: config.providers.routing?.currency ?? 'GBP', status: (cooling) => services.router.status(cooling) }), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
+  const adminOptions = { accounts: services.accounts, users: services.users, audit: services.audit, db: storage.db, clock, allAccountsUsage: new AllAccountsUsage(new LedgerQueries(storage.db), clock), baseUrl: config.baseUrl, openApi: new OpenApiCollector(), alerting: services.alerting, testPlates: services.testPlates, catalogue: services.catalogue, providers: new ProvidersView(() => metrics.upstream.snapshot(), upstreamSpendRepository, clock, regcheck ? () => regcheck.balance.refresh() : undefined, { currency: services.router.routing.currency, status: (cooling) => services.router.status(cooling), order: () => services.router.order() }), lookupStats, signup: config.signup, throttles: services.throttles, imports: services.imports };
   await app.register(adminApiPlugin, { ...adminOptions, prefix: '/admin/api' });
   await app.register(accountApiPlugin, { ...adminOptions, prefix: '/account/api' });
   await app.register(consolePlugin, {

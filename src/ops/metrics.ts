@@ -1,5 +1,7 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LookupObserver } from '../lookup/lookup-request.js';
+import { DEFAULT_ROUTING } from '../config/provider-config.js';
+import { registerRoutingMetrics, type RoutingMetrics } from '../providers/routing/routing-metrics.js';
 import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
 import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';
 import { DeferredCounter, type CounterSlot } from './deferred-counter.js';
@@ -29,11 +31,18 @@ export class Metrics implements LookupObserver {
    */
   readonly upstream = new UpstreamMonitor();
 
+  /** The router's spend and state metrics; app.ts gives them the router (`routing.watch`) once it is built. */
+  readonly routing: RoutingMetrics;
+
   /**
    * @param rollup this process's lookups by hour, interface, operation and outcome for the store
    *   (LookupRollup writes them), counted here beside the lookups metric so both see the same events.
+   * @param currency UPSTREAM_CURRENCY, the spend metric's `currency` label.
    */
-  constructor(private readonly rollup?: LookupCounts) {
+  constructor(
+    private readonly rollup?: LookupCounts,
+    currency: string = DEFAULT_ROUTING.currency,
+  ) {
     collectDefaultMetrics({ register: this.registry, prefix: 'vehicle_lookup_' });
     this.lookups = new DeferredCounter(this.registry, 'vehicle_lookup_lookups_total', 'Lookups by operation, interface and outcome (success or the error code)', [
       'operation',
@@ -87,6 +96,7 @@ export class Metrics implements LookupObserver {
       'status',
     ]);
     registerUpstreamMetrics(this.registry, this.upstream);
+    this.routing = registerRoutingMetrics(this.registry, this.upstream, currency);
   }
 
   /** The series of one (operation, interface, outcome), resolved once. */

@@ -24,7 +24,7 @@ export interface FakePaidApiOptions {
  * for an unknown plate, 401 for a wrong key, 402 `{success:false, message:"Insufficient funds"}`
  * when the balance does not cover the price, 429 `{success:false, message:"Quota exceeded",
  * usage:{...}}` when the test says the quota is used, 503 on a server error, an HTML page with 200,
- * or no answer in time. Each plate's outcome is scripted with `answer(plate, outcome)`; plates not
+ * or no answer in time (`slow`: the found answer, held until the test calls `releaseSlow()`). Each plate's outcome is scripted with `answer(plate, outcome)`; plates not
  * scripted are found. Found answers are charged from the balance, as the real ones are.
  */
 export class FakePaidApi {
@@ -34,6 +34,8 @@ export class FakePaidApi {
   private balance: number;
   /** Found answers held until the test releases them (single flight). */
   private hold: Promise<void> | undefined;
+  /** `slow` answers wait for this; `releaseSlow()` resolves it (and starts a new one). */
+  private slowGate = FakePaidApi.gate();
 
   private constructor(
     readonly server: FakeHttpServer,
@@ -85,8 +87,26 @@ export class FakePaidApi {
     };
   }
 
+  /**
+   * Sends the answers held as `slow`: long after the client gave up, as a provider that answers
+   * late does (a test releases them once its lookup is over, never racing the client's timeout).
+   */
+  releaseSlow(): void {
+    this.slowGate.release();
+    this.slowGate = FakePaidApi.gate();
+  }
+
   async close(): Promise<void> {
+    this.slowGate.release();
     await this.server.close();
+  }
+
+  private static gate(): { readonly opened: Promise<void>; readonly release: () => void } {
+    let release: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    return { opened, release };
   }
 
   private handle(request: FakeRequest): FakeResponse {
@@ -103,7 +123,7 @@ export class FakePaidApi {
       case 'html':
         return { status: 200, text: '<!DOCTYPE html><html><body>Maintenance</body></html>', headers: { 'content-type': 'text/html' } };
       case 'slow':
-        return { hang: true };
+        return { until: this.slowGate.opened.then(() => this.found(plate)) };
       case 'quota':
         return { status: 429, json: { success: false, message: 'Quota exceeded', usage: { used: 1000, limit: 1000 } } };
       case 'bad-key':
@@ -113,6 +133,13 @@ export class FakePaidApi {
       case 'found':
         break;
     }
+    const found = this.found(plate);
+    const hold = this.hold;
+    return hold ? { until: hold.then(() => found) } : found;
+  }
+
+  /** A found answer, charged from the balance (402 when it does not cover the price). */
+  private found(plate: string): FakeResponse {
     if (this.balance < this.options.price) return { status: 402, json: { success: false, message: 'Insufficient funds' } };
     this.balance = Math.round((this.balance - this.options.price) * 1e6) / 1e6;
     const body = {
@@ -120,7 +147,6 @@ export class FakePaidApi {
       vehicle: { Description: `${this.options.make} ${plate}`, CarMake: { CurrentTextValue: this.options.make }, CarModel: { CurrentTextValue: 'TEST' } },
       ...(this.options.sendsPrice === true ? { price: this.options.price, balance: this.balance } : {}),
     };
-    const hold = this.hold;
-    return hold ? { until: hold.then(() => ({ status: 200, json: body })) } : { status: 200, json: body };
+    return { status: 200, json: body };
   }
 }

@@ -85,7 +85,7 @@ describe.each(await enginesToTest())('the router over three paid upstreams on %s
     expect(status.cheap?.state).toBe('ready');
   });
 
-  it('falls back to the next paid source at once on a 5xx, an HTML page or a slow answer, and charges nothing when every source failed', async () => {
+  it('falls back to the next paid source at once on a 5xx or an HTML page, and charges nothing when every source failed', async () => {
     const app = await instance();
     await account(app, 'alice');
     cheap.answer('AB123CD', 'server-error');
@@ -108,6 +108,28 @@ describe.each(await enginesToTest())('the router over three paid upstreams on %s
     res = await lookup(app, 'alice', 'DE456FG');
     expect(res.headers['x-lookup-source']).toBe('middle');
     expect(cheap.calls).toBe(before);
+  });
+
+  it('falls back to the next paid source when the cheapest answers later than its timeout, charges the caller once, and spends nothing on the late answer', async () => {
+    // The fake holds cheap's answer until the test releases it, after the lookup is over: the 50 ms
+    // timeout is sure to pass first, whatever the machine's speed.
+    const app = await instance({}, { cheap: { CHEAP_TIMEOUT_MS: '50', CHEAP_BUDGET_MS: '50' } });
+    await account(app, 'alice');
+    cheap.answer('SL111AA', 'slow');
+    const res = await lookup(app, 'alice', 'SL111AA');
+    expect([res.statusCode, res.headers['x-lookup-source'], res.headers['x-credits-charged']]).toEqual([200, 'middle', '1']);
+    expect(res.json<{ CarMake: { CurrentTextValue: string } }>().CarMake.CurrentTextValue).toBe('MIDDLE');
+    expect([cheap.calls, middle.calls, dear.calls]).toEqual([1, 1, 0]);
+    cheap.releaseSlow();
+    await app.services.router.settled();
+    expect((await ledger(app, 'alice')).map((r) => [r.kind, r.delta, r.source])).toEqual([['debit', -1, 'middle']]);
+    const status = await app.services.router.status();
+    expect(status.cheap).toMatchObject({ state: 'ready', spendToday: { spent: 0, calls: 0 }, lastError: { kind: 'timeout' } });
+    expect(status.middle?.spendToday).toEqual({ spent: 0.1, calls: 1 });
+    // The late answer was not kept in cheap's cache: asked again, cheap is asked (and answers in time now).
+    cheap.answer('SL111AA', 'found');
+    expect((await lookup(app, 'alice', 'SL111AA')).headers['x-lookup-source']).toBe('cheap');
+    expect(cheap.calls).toBe(2);
   });
 
   it('answers not found from the cheapest for free unless UPSTREAM_FALLBACK_ON_NOT_FOUND asks the next', async () => {

@@ -74,8 +74,8 @@ export interface ConsoleOptions {
   readonly lookups: { readonly catalogue: Catalogue; readonly pipeline: LookupPipeline; readonly namespaceOf: (op: OperationDeclaration) => string };
   /** Upstream providers' state as /readyz reports it (metrics.upstream.snapshot), for the operator overview. */
   readonly upstream: () => Record<string, ProviderStatus>;
-  /** The upstream providers with balance and spend, for the providers page (the admin API's /providers). */
-  readonly providers: Pick<ProvidersView, 'view'>;
+  /** The upstream providers with balance and spend, and the router's order of the paid ones, for the providers page (the admin API's /providers). */
+  readonly providers: Pick<ProvidersView, 'view' | 'order'>;
   /** Low-credit thresholds and webhook endpoints (the API's services). */
   readonly alerting: AlertPagesOptions['alerting'];
   /** The free test plates (the admin API's service). */

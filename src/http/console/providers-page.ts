@@ -2,6 +2,7 @@ import type { ProviderView } from '../../providers/upstream/providers-view.js';
 import type { SpendTotals } from '../../providers/upstream/upstream-spend.js';
 import { html, type Html } from './html.js';
 import { page, when, type Viewer } from './layout.js';
+import { routingSection } from './routing-section.js';
 
 const dash = '–';
 
@@ -41,13 +42,15 @@ ${
  * The operators' providers page (issue 24): per upstream provider its state, the balance at a
  * paid upstream (the original service), and its spend over every instance: calls today and over
  * 30 days, and the answers the cache served instead (credits saved). The same view as
- * `GET /admin/api/providers`.
+ * `GET /admin/api/providers`; above it, the paid upstreams as the router sees them and the order
+ * it asks them in (issue 32, routing-section.ts).
  */
-export function providersPage(viewer: Viewer, providers: Readonly<Record<string, ProviderView>>): string {
+export function providersPage(viewer: Viewer, providers: Readonly<Record<string, ProviderView>>, order: readonly string[]): string {
   const entries = Object.entries(providers);
   return page(
     'Upstream providers',
     html`<p class="muted">Calls are lookups that asked the provider; "served from cache" are lookups its answer cache answered instead, and "credits saved" those of them with data (what a paid upstream charges for). Every instance adds its counts to the store every <code>LOOKUP_STATS_FLUSH_SECONDS</code>. State and balance are this instance's: the balance is read about once a minute.</p>
+${routingSection(providers, order)}
 ${entries.length === 0 ? html`<p class="muted">No upstream providers; lookups are answered from the local store.</p>` : entries.map(([name, p]) => providerSection(name, p))}
 <p><a href="/console/admin">Overview</a> · <a href="/admin/api/docs">Admin API documentation</a></p>`,
     viewer,

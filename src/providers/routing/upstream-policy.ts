@@ -231,13 +231,15 @@ export class UpstreamPolicy {
   }
 
   private async spend(micros: number, now: Date): Promise<void> {
-    const { states, settings } = this.options;
+    const { states, settings, monitor } = this.options;
     this.unwritten.spendMicros += micros;
     try {
       await states.addSpend(this.name, day(now), micros);
     } finally {
       this.unwritten.spendMicros -= micros;
     }
+    // The spend metric counts what the store now holds, no more and no less (routing-metrics.ts).
+    monitor.emit({ type: 'spend', provider: this.name, amount: micros / MICROS });
     const budget = settings.monthlyBudget;
     if (budget === undefined || !this.alerts) return;
     const spent = (await states.spend(this.name, monthStart(now), day(now))).spent;

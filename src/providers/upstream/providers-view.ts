@@ -11,6 +11,14 @@ export type ProviderView = ProviderStatus & {
   readonly routing?: PolicyStatus & { readonly currency: string };
 };
 
+/** Which providers this instance's breaker holds open, and until when (UpstreamRouter.status's `cooling`). */
+export function coolingIn(live: Readonly<Record<string, ProviderStatus>>): (name: string) => { readonly until?: string } | undefined {
+  return (name) => {
+    const p = live[name];
+    return p?.status === 'down' ? (p.retryAt !== undefined ? { until: p.retryAt } : {}) : undefined;
+  };
+}
+
 /**
  * The upstream providers for the operator: this instance's live state (breaker, latency, the
  * balance at a paid upstream, as /readyz reports them) with the spend every instance has written
@@ -25,20 +33,25 @@ export class ProvidersView {
     /** Brings the live state up to date first (the balance every instance shares in the store). */
     private readonly refresh?: () => Promise<void>,
     /** The router's state of each paid upstream (UpstreamRouter.status), given which are cooling down here, and the currency. */
-    private readonly routing?: { readonly currency: string; status(cooling: (name: string) => { readonly until?: string } | undefined): Promise<Record<string, PolicyStatus>> },
+    private readonly routing?: {
+      readonly currency: string;
+      status(cooling: (name: string) => { readonly until?: string } | undefined): Promise<Record<string, PolicyStatus>>;
+      /** The paid upstreams in the order the router asks them now (UpstreamRouter.order). */
+      order(): string[];
+    },
   ) {}
+
+  /** The paid upstreams in the order the router would ask them now (cheapest first, UPSTREAM_ORDER first of all); empty without a router. */
+  order(): string[] {
+    return this.routing?.order() ?? [];
+  }
 
   async view(): Promise<Record<string, ProviderView>> {
     await this.refresh?.();
     const status = this.status();
     const spend = await this.spend.spend(this.clock.now());
     const routing = this.routing;
-    const routed = routing
-      ? await routing.status((name) => {
-          const live = status[name];
-          return live?.status === 'down' ? (live.retryAt !== undefined ? { until: live.retryAt } : {}) : undefined;
-        })
-      : {};
+    const routed = routing ? await routing.status(coolingIn(status)) : {};
     const names = [...new Set([...Object.keys(status), ...Object.keys(spend)])].sort();
     const out: Record<string, ProviderView> = {};
     for (const name of names) {

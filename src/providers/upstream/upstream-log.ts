@@ -39,6 +39,9 @@ export function upstreamLogListener(logger: UpstreamLogger): UpstreamListener {
       case 'cache-error':
         logger.warn({ provider: event.provider, operation: event.operation, reason: event.message }, 'upstream answer cache failed; going on without it');
         return;
+      case 'spend':
+        logger.debug({ provider: event.provider, amount: event.amount }, 'upstream spend recorded');
+        return;
       case 'balance':
         if (event.how === 'error') logger.warn({ provider: event.provider, reason: event.message }, 'upstream balance could not be read; keeping the last one');
         else if (event.how === 'read') logger.debug({ provider: event.provider, credits: event.credits }, 'upstream balance read');

@@ -96,11 +96,13 @@ export function registerUpstreamMetrics(registry: Registry, monitor: UpstreamMon
         else if (event.via === 'cache') cacheAnswers.inc({ provider: event.provider, operation, answer });
         return;
       }
-      // The breaker's state and the balance are read by the gauges' collect(); tokens and cache errors are logged only.
+      // The breaker's state and the balance are read by the gauges' collect(); tokens and cache errors are logged only;
+      // spend is counted by the routing metrics, which know the currency (routing-metrics.ts).
       case 'balance':
       case 'breaker':
       case 'token':
       case 'cache-error':
+      case 'spend':
         return;
     }
   });

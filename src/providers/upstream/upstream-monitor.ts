@@ -40,7 +40,13 @@ export type UpstreamEvent =
    */
   | { readonly type: 'balance'; readonly provider: string; readonly credits?: number; readonly how: 'read' | 'counted' | 'shared' | 'error'; readonly message?: string }
   /** The answer cache could not be read or written; the lookup went on without it. */
-  | { readonly type: 'cache-error'; readonly provider: string; readonly operation: 'read' | 'write'; readonly message: string };
+  | { readonly type: 'cache-error'; readonly provider: string; readonly operation: 'read' | 'write'; readonly message: string }
+  /**
+   * A paid upstream's answer cost the operator `amount` (in UPSTREAM_CURRENCY, exact to a
+   * millionth): told by its routing policy once that amount is added to the spend in the store
+   * (UpstreamPolicy), so the spend metric counts exactly what the store holds.
+   */
+  | { readonly type: 'spend'; readonly provider: string; readonly amount: number };
 
 /** Something told about upstream events. */
 export type UpstreamListener = (event: UpstreamEvent) => void;
@@ -159,6 +165,7 @@ export class UpstreamMonitor {
       case 'breaker':
       case 'token':
       case 'cache-error':
+      case 'spend':
         break;
     }
     for (const listener of this.listeners) {
