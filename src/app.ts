@@ -15,6 +15,7 @@ import { logStream } from './ops/log-stream.js';
 import { LookupCounts, LookupRollup } from './ops/lookup-rollup.js';
 import { coolingIn, ProvidersView } from './providers/upstream/providers-view.js';
 import { RegcheckGateway } from './providers/regcheck/regcheck-gateway.js';
+import { AnswerRecordings } from './providers/upstream/answer-recording.js';
 import { UpstreamSpendCounts, UpstreamSpendRepository, type UpstreamSpendRow } from './providers/upstream/upstream-spend.js';
 import { LookupStatsRepository } from './ops/lookup-stats.repository.js';
 import { Metrics } from './ops/metrics.js';
@@ -46,8 +47,10 @@ export interface BuiltApp {
   readonly lookupRollup: LookupRollup;
   /** This instance's upstream calls and cache answers and their writes to the store's daily rollup (`flush` writes now). */
   readonly upstreamSpend: LookupRollup<UpstreamSpendRow>;
-  /** The original service's balance watch and record file, when REGCHECK_USERNAME is set. */
+  /** The original service's balance watch, when REGCHECK_USERNAME is set. */
   readonly regcheck: RegcheckGateway | undefined;
+  /** The record file of each paid upstream that has one (`<NAME>_RECORD_FILE`). */
+  readonly recordings: AnswerRecordings;
   /** Marks the app as shutting down: /readyz answers 503 from then on. */
   drain(): void;
 }
@@ -206,12 +209,15 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
       app.log.warn({ err: error }, message);
     },
   };
-  // The original service as an upstream (issue 24): its balance gate and record file plug into its provider.
+  // The original service as an upstream (issue 24): its balance gate plugs into its provider.
   const regcheck = config.providers.regcheck
-    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, catalogue: new Catalogue(OPERATIONS), log: warn, db: storage.db, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
+    ? new RegcheckGateway(config.providers.regcheck, { monitor: metrics.upstream, clock, log: warn, db: storage.db, ...(options.balanceRepeat ? { repeat: options.balanceRepeat } : {}) })
     : undefined;
+  // Every paid upstream's record file (<NAME>_RECORD_FILE): each answer it gives, as import lines.
+  const recordings = AnswerRecordings.open(config.providers, { catalogue: new Catalogue(OPERATIONS), clock, log: warn });
   const services = createServices(storage, {
     ...(regcheck ? { regcheckHooks: regcheck.hooks } : {}),
+    recordings,
     ...(options.extraRegistrations ? { extraRegistrations: options.extraRegistrations } : {}),
     clock,
     providers: config.providers,
@@ -369,6 +375,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
   // Last added, so first run: this instance's last lookup counts reach the store before it closes.
   app.addHook('onClose', async () => {
     await regcheck?.close();
+    recordings.close();
     await upstreamSpend.close();
     await lookupRollup.close();
   });
@@ -380,6 +387,7 @@ export async function buildApp(config: Config, options: BuildOptions = {}): Prom
     lookupRollup,
     upstreamSpend,
     regcheck,
+    recordings,
     drain: () => {
       draining = true;
     },

@@ -30,6 +30,7 @@ import { providerChains, type ProviderRegistration } from './providers/provider-
 import { DEFAULT_ROUTING, type ProviderConfig } from './config/provider-config.js';
 import { upstreamRegistrations } from './providers/upstream/upstream-registrations.js';
 import type { RegcheckHooks } from './providers/regcheck/regcheck.client.js';
+import type { AnswerSinks } from './providers/upstream/answer-recording.js';
 import { offlineVinRegistration } from './providers/vin-offline/offline-vin.provider.js';
 import type { VinConfig } from './config/vin-config.js';
 import { InProcessRateCounters } from './rate-limit/in-process-rate-counters.js';
@@ -73,8 +74,10 @@ export interface ServiceOptions extends CoreServiceOptions {
   readonly rateLimitDefaults?: RateLimitDefaults;
   /** The cache shared by every instance (Redis), for upstream answers. */
   readonly sharedCache?: SharedCache;
-  /** Plugged into the original service's provider when REGCHECK_USERNAME is set (balance gate, record file). */
+  /** Plugged into the original service's provider when REGCHECK_USERNAME is set (its balance gate). */
   readonly regcheckHooks?: RegcheckHooks;
+  /** The paid upstreams' record files (`<NAME>_RECORD_FILE`): the server's; a CLI command records nothing. */
+  readonly recordings?: AnswerSinks;
   /** Providers registered beside the configured ones, on the app's upstream context (tests' fake paid upstreams). */
   readonly extraRegistrations?: (context: UpstreamContext) => ProviderRegistration[];
   /** Low-credit alerts and webhooks (Config.alerts); default: DEFAULT_ALERT_CONFIG. */
@@ -226,6 +229,7 @@ export function createServices(storage: Storage, options: ServiceOptions): Servi
       sharedCache: options.sharedCache,
       vinOffline: vin.provider,
       regcheckHooks: options.regcheckHooks,
+      recordings: options.recordings,
       extra: options.extraRegistrations,
     }),
   ];

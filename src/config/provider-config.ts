@@ -1,4 +1,5 @@
 import { OPERATIONS } from '../catalogue/operations.js';
+import { PAID_UPSTREAM_NAMES } from '../datasets/kept-per-operation.js';
 import { ConfigError, EnvReader } from './env-reader.js';
 
 /** The operator's settings for one upstream (read below from `<PREFIX>_*`; UpstreamSource takes it). */
@@ -105,10 +106,8 @@ export interface RegcheckConfig {
   readonly operations: readonly string[];
   /** Below this balance at the original the operator is alerted (REGCHECK_LOW_CREDITS, default 100). */
   readonly lowCredits: number;
-  /** What the router reads of it (REGCHECK_PRICE, _OPERATIONS, _MONTHLY_BUDGET, _CACHE_TTL_S, _RECORD_FILE): readPaidUpstream. */
+  /** What the router reads of it (REGCHECK_PRICE, _OPERATIONS, _MONTHLY_BUDGET, _CACHE_TTL_S) and the record file (_RECORD_FILE): readPaidUpstream. */
   readonly paid: PaidUpstreamSettings;
-  /** Where every answer with data is appended as an import line (REGCHECK_RECORD_FILE); none by default. */
-  readonly recordFile?: string;
 }
 
 /**
@@ -338,7 +337,6 @@ function readRegcheck(env: EnvReader, disabled: Array<{ provider: string; reason
     username,
     operations: paid.operations,
     lowCredits: env.int('REGCHECK_LOW_CREDITS', 100, { min: 0, max: 1_000_000_000 }),
-    ...(paid.recordFile !== undefined ? { recordFile: paid.recordFile } : {}),
     paid,
     settings: paid.settings,
   };
@@ -357,7 +355,7 @@ export interface PaidUpstreamSettings {
   readonly operations: readonly string[];
   /** `<NAME>_MONTHLY_BUDGET`: spend in a calendar month (UTC) after which it is not asked until the month turns; undefined: no budget. */
   readonly monthlyBudget: number | undefined;
-  /** `<NAME>_RECORD_FILE`: where each answer with data is appended as an import line; none by default. */
+  /** `<NAME>_RECORD_FILE`: where each answer with data it gives is appended as an import line (src/providers/upstream/answer-recording.ts); none by default. */
   readonly recordFile?: string;
   /**
    * Its common settings, with `<NAME>_CACHE_TTL_S=0` meaning "never kept" for not-found answers
@@ -382,7 +380,7 @@ function readMoney(env: EnvReader, name: string): number | undefined {
 /**
  * The generic settings of one paid upstream `<PREFIX>`: `_PRICE`, `_OPERATIONS`, `_MONTHLY_BUDGET`,
  * `_CACHE_TTL_S` (through `settings`, read by readUpstreamSettings; 0 also stops keeping its
- * not-found answers) and `_RECORD_FILE`. Every paid adapter's reader calls it once with its own
+ * not-found answers, and refuses a record file) and `_RECORD_FILE`. Every paid adapter's reader calls it once with its own
  * prefix (REGCHECK here; UKVD, VINCARIO, CARSXE likewise), so the router sees every paid source
  * alike. `_OPERATIONS` names must be catalogue operations (case-sensitive); an empty list is an
  * error rather than a silent "off". `served`, when given, is what the adapter can answer at all:
@@ -393,8 +391,6 @@ export function readPaidUpstream(
   prefix: string,
   settings: UpstreamSettings,
   served?: readonly string[],
-  /** Whether it reads `<NAME>_RECORD_FILE`: only the original's answers are recorded so far (docs/providers.md). */
-  recordable = true,
 ): PaidUpstreamSettings {
   const known = served ?? OPERATIONS.map((op) => op.name);
   const raw = env.text(`${prefix}_OPERATIONS`);
@@ -411,7 +407,13 @@ export function readPaidUpstream(
   if (monthlyBudget !== undefined && price === undefined) {
     throw new ConfigError(`${prefix}_MONTHLY_BUDGET needs ${prefix}_PRICE: a budget is counted in the price of each call`);
   }
-  const recordFile = recordable ? env.text(`${prefix}_RECORD_FILE`) : undefined;
+  const recordFile = env.text(`${prefix}_RECORD_FILE`);
+  // `_CACHE_TTL_S=0` says the provider's terms forbid keeping its answers; a record file keeps
+  // every one of them for good (docs/providers.md "Record and replay"). The two contradict each
+  // other, so the configuration is refused rather than one of them silently winning.
+  if (recordFile !== undefined && settings.cacheTtlS === 0) {
+    throw new ConfigError(`${prefix}_RECORD_FILE cannot be used with ${prefix}_CACHE_TTL_S=0: a zero TTL says this provider's answers must not be kept, and a record file keeps every one`);
+  }
   return {
     name: settings.name,
     price,
@@ -431,9 +433,6 @@ export interface RoutingConfig {
   /** UPSTREAM_FALLBACK_ON_NOT_FOUND: ask the next paid source when one says "not found" (each call costs); default false. */
   readonly fallbackOnNotFound: boolean;
 }
-
-/** The paid upstreams UPSTREAM_ORDER may name. */
-export const PAID_UPSTREAM_NAMES: readonly string[] = ['regcheck', 'ukvd', 'vincario', 'carsxe'];
 
 /** The routing of a configuration that names none (tests that build a ProviderConfig by hand). */
 export const DEFAULT_ROUTING: RoutingConfig = Object.freeze({ currency: 'GBP', order: Object.freeze([]), fallbackOnNotFound: false });
@@ -457,8 +456,7 @@ const PAID_DEFAULTS = { timeoutMs: 10_000, budgetMs: 10_000 } as const;
 
 /** A paid upstream's generic settings (readPaidUpstream) and its common ones with them. */
 function paidOf(env: EnvReader, prefix: string, settings: UpstreamSettings, served?: readonly string[]): { paid: PaidUpstreamSettings; settings: UpstreamSettings } {
-  // Record files are the original's alone for now: UKVD, VINCARIO and CARSXE do not read one.
-  const paid = readPaidUpstream(env, prefix, settings, served, false);
+  const paid = readPaidUpstream(env, prefix, settings, served);
   return { paid, settings: paid.settings };
 }
 

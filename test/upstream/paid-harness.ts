@@ -84,7 +84,7 @@ export interface Bindings {
  * One lookup on each of the five bindings (HTTP GET, HTTP POST, SOAP 1.1, SOAP 1.2, JSON) of the
  * service that has the operation, as `username` with `auth` (HTTP Basic) on every call.
  */
-export async function fiveBindings(t: TestApp, operation: string, params: ReadonlyArray<readonly [string, string]>, username: string, auth: string): Promise<Bindings> {
+export async function fiveBindings(t: Pick<TestApp, 'app'>, operation: string, params: ReadonlyArray<readonly [string, string]>, username: string, auth: string): Promise<Bindings> {
   const op = declared(operation);
   const service = op.services.includes('reg') ? SERVICES.reg : SERVICES.bespoke;
   const namespace = service.defaultNamespace;

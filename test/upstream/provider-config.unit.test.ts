@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
+import { keptPerOperation, PAID_UPSTREAM_NAMES } from '../../src/datasets/kept-per-operation.js';
 import { CARSXE_DEFAULT_BASE_URL, UKVD_DEFAULT_BASE_URL, VINCARIO_DEFAULT_BASE_URL, DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/config/provider-config.js';
 
 const DVSA = { DVSA_CLIENT_ID: 'id', DVSA_CLIENT_SECRET: 'secret-value', DVSA_API_KEY: 'key-value', DVSA_TOKEN_URL: 'https://login.example/tenant/oauth2/v2.0/token' };
@@ -110,5 +111,26 @@ describe('the original service as a provider (REGCHECK_*)', () => {
     expect(() => loadProviderConfig({ VINCARIO_SECRET: 'v-secret-value' })).not.toThrow(/v-secret-value/);
     expect(() => loadProviderConfig({ UKVD_API_KEY: 'u-key', UKVD_PACKAGE: 'Vehicle Details' })).toThrow(/UKVD_PACKAGE must be letters and digits only/);
     expect(() => loadProviderConfig({ CARSXE_API_KEY: 'key with space' })).toThrow(/CARSXE_API_KEY may hold only visible ASCII/);
+  });
+  it('reads <NAME>_RECORD_FILE for every paid upstream, none by default', () => {
+    const all = { REGCHECK_USERNAME: 'op', UKVD_API_KEY: 'u-key', VINCARIO_API_KEY: 'v-key', VINCARIO_SECRET: 'v-secret', CARSXE_API_KEY: 'c-key' };
+    const off = loadProviderConfig(all);
+    for (const name of PAID_UPSTREAM_NAMES) expect(off[name]?.paid.recordFile, name).toBeUndefined();
+    const on = loadProviderConfig({ ...all, ...Object.fromEntries(PAID_UPSTREAM_NAMES.map((name) => [`${name.toUpperCase()}_RECORD_FILE`, `/var/rec/${name}.jsonl`])) });
+    for (const name of PAID_UPSTREAM_NAMES) expect(on[name]?.paid.recordFile, name).toBe(`/var/rec/${name}.jsonl`);
+  });
+
+  it('refuses a record file beside <NAME>_CACHE_TTL_S=0 (terms that forbid keeping answers), naming both variables', () => {
+    expect(() => loadProviderConfig({ UKVD_API_KEY: 'u-key', UKVD_CACHE_TTL_S: '0', UKVD_RECORD_FILE: 'ukvd.jsonl' })).toThrow(
+      new ConfigError('UKVD_RECORD_FILE cannot be used with UKVD_CACHE_TTL_S=0: a zero TTL says this provider\'s answers must not be kept, and a record file keeps every one'),
+    );
+    expect(() => loadProviderConfig({ REGCHECK_USERNAME: 'op', REGCHECK_CACHE_TTL_S: '0', REGCHECK_RECORD_FILE: 'r.jsonl' })).toThrow(/REGCHECK_RECORD_FILE cannot be used with REGCHECK_CACHE_TTL_S=0/);
+    expect(loadProviderConfig({ CARSXE_API_KEY: 'c-key', CARSXE_CACHE_TTL_S: '0' }).carsxe?.paid.recordFile).toBeUndefined();
+    expect(loadProviderConfig({ CARSXE_API_KEY: 'c-key', CARSXE_CACHE_TTL_S: '1', CARSXE_RECORD_FILE: 'c.jsonl' }).carsxe?.paid.recordFile).toBe('c.jsonl');
+  });
+
+  it('keeps the answers of every paid upstream per operation on import, and records of any other source per dataset', () => {
+    for (const name of PAID_UPSTREAM_NAMES) expect(keptPerOperation(name), name).toBe(true);
+    for (const other of ['sample', 'dvla', 'ours', 'UKVD', '']) expect(keptPerOperation(other), other).toBe(false);
   });
 });

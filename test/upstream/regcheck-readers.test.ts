@@ -82,7 +82,7 @@ describe('the regcheck provider over the fake GET binding', () => {
 });
 
 describe('what the operator side plugs into the regcheck provider', () => {
-  it('tells onFetched once per upstream answer with data, and asks nothing while refuse gives a reason', async () => {
+  it('tells its record sink once per upstream call (never for a cache hit), and asks nothing while refuse gives a reason', async () => {
     const fake = await FakeRegcheck.start({ username: 'op-user' });
     const dir = tempDir();
     const storage = await openStorage({ dataDir: dir.path });
@@ -93,7 +93,8 @@ describe('what the operator side plugs into the regcheck provider', () => {
       const config = loadProviderConfig({ REGCHECK_USERNAME: 'op-user', REGCHECK_BASE_URL: fake.baseUrl, REGCHECK_TIMEOUT_MS: '2000', REGCHECK_BUDGET_MS: '2000' });
       const [registration] = upstreamRegistrations({
         db: storage.db, clock, config, observer: { upstream: new UpstreamMonitor(() => clock.now()) },
-        regcheckHooks: { refuse: () => closed, onFetched: (f) => fetched.push(f) },
+        regcheckHooks: { refuse: () => closed },
+        recordings: { of: (name) => (name === 'regcheck' ? { fetched: (cacheKey, payload, operation) => fetched.push({ cacheKey, payload, operation }) } : undefined) },
       });
       const provider = registration ? registeredProvider(registration) : undefined;
       if (!provider) throw new Error('no regcheck provider');
@@ -105,7 +106,8 @@ describe('what the operator side plugs into the regcheck provider', () => {
       expect(answers.map((a) => a.status)).toEqual(['found', 'found', 'found']);
       await provider.find(query);
       expect(fake.calls()).toBe(1);
-      expect(fetched).toEqual([{ operation: 'Check', key: { RegistrationNumber: 'LV04XYZ' }, record: readAnswer(declared('Check'), answerText(fixtureOf('Check'))), fetchedAt: clock.now().toISOString() }]);
+      const payload = { operation: 'Check', key: { RegistrationNumber: 'LV04XYZ' }, record: readAnswer(declared('Check'), answerText(fixtureOf('Check'))) };
+      expect(fetched).toEqual([{ cacheKey: 'Check|LV04XYZ', payload, operation: 'Check' }]);
     } finally {
       await fake.close();
       await storage.close();

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
 import { SourceExport } from '../../datasets/export/source-export.js';
+import { PAID_UPSTREAM_NAMES } from '../../datasets/kept-per-operation.js';
+import { PAID_ANSWER_READERS } from '../../providers/paid-answers.js';
 import { systemClock } from '../../shared/clock.js';
 import { CliError, parseSince, withServices, type CliOutput } from '../cli-context.js';
 
@@ -8,12 +10,14 @@ const SOURCE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
 /**
  * `vehicle-lookup export --source regcheck [--since DATE] > file.jsonl`: what the store and the
  * upstream answer cache hold from one source, as import lines (docs/import-format.md), for
- * `vehicle-lookup import` on another store (docs/providers.md "Record and replay").
+ * `vehicle-lookup import` on another store (docs/providers.md "Record and replay"). A paid
+ * upstream's cached payloads become the records of their operations through its reader
+ * (PAID_ANSWER_READERS), without starting a provider.
  */
 export function registerExportCommand(program: Command, env: NodeJS.ProcessEnv, io: CliOutput): void {
   program
     .command('export')
-    .requiredOption('--source <name>', 'the source to export: records imported with it, and the answers its upstream provider cached (regcheck)')
+    .requiredOption('--source <name>', `the source to export: records imported with it, and the answers its upstream provider cached (${PAID_UPSTREAM_NAMES.join(', ')})`)
     .option('--since <date>', 'only what was fetched or imported since this date (2026-11-01) or ISO time')
     .description('write what the store holds from one source as JSON Lines in the import format, on stdout')
     .action(async (opts: { source: string; since?: string }) => {
@@ -21,7 +25,7 @@ export function registerExportCommand(program: Command, env: NodeJS.ProcessEnv, 
       const since = opts.since === undefined ? undefined : parseSince(opts.since);
       let count = 0;
       await withServices(env, async (s) => {
-        for await (const line of new SourceExport(s.storage.db, s.catalogue).lines({ source: opts.source, since, now: systemClock.now() })) {
+        for await (const line of new SourceExport(s.storage.db, s.catalogue, PAID_ANSWER_READERS).lines({ source: opts.source, since, now: systemClock.now() })) {
           io.out(JSON.stringify(line));
           count += 1;
         }

@@ -3,9 +3,10 @@ import type { OperationDeclaration } from '../../catalogue/operation.js';
 import { RESULT_CODECS } from '../../results/index.js';
 import type { Db } from '../../storage/database.js';
 import { RecordValidator } from '../import/record-validator.js';
+import { importLinesOf, type CachedAnswerReader, type ImportLine } from './answer-lines.js';
 
 /** One line of the import format (docs/import-format.md), with the source and time of its record. */
-export type ExportLine = Record<string, unknown> & { readonly operation: string; readonly source: string; readonly fetchedAt: string };
+export type ExportLine = ImportLine;
 
 export interface ExportOptions {
   /** The source whose records are written: the `source` of stored records, the provider of cached answers. */
@@ -19,31 +20,19 @@ export interface ExportOptions {
 /** Rows read per query: the export streams a store of any size in pages. */
 const PAGE = 1000;
 
-/** What an upstream source that answers many operations caches (the `regcheck` payload): an import line without its time. */
-interface ImportShapedPayload {
-  readonly operation: string;
-  readonly key: Readonly<Record<string, string>>;
-  readonly record: unknown;
-}
-
 /** An import line's `key` of a stored lookup key: the operation's key parameters by name. */
 function keyOf(op: OperationDeclaration, lookupKey: string): Record<string, string> {
   const values = splitKey(lookupKey);
   return Object.fromEntries(Catalogue.keyParameters(op).map((p, i) => [p.name, values[i] ?? '']));
 }
 
-function isImportShaped(value: unknown): value is ImportShapedPayload {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.operation === 'string' && typeof v.key === 'object' && v.key !== null && 'record' in v;
-}
-
 /**
  * Writes what the store holds from one source as import lines (`vehicle-lookup export`): the
  * records imported with that source (the `records`, `operation_records` and `ncap_ratings`
  * tables), then the answers
- * the upstream answer cache holds from the provider of that name (found, not expired), where the
- * provider caches them as import lines do (the original service's `regcheck` does). Each line
+ * the upstream answer cache holds from the provider of that name (found, not expired), each turned
+ * into the record of the operations it answers by that provider's reader (`readers`, the paid
+ * upstreams' CachedAnswerReader by name: src/providers/paid-answers.ts). Each line
  * names its `source` and `fetchedAt` (the record's import time, or when the upstream answered), so
  * `vehicle-lookup import` on another store answers the same requests with the same records.
  * A key both imported and cached is written once, from the store (which lookups read first).
@@ -56,6 +45,8 @@ export class SourceExport {
   constructor(
     private readonly db: Db,
     private readonly catalogue: Catalogue,
+    /** How each paid upstream's cached payloads read as answers, by provider name; a source without one has no cached answers exported. */
+    private readonly readers: Readonly<Record<string, CachedAnswerReader>> = {},
   ) {
     this.validator = new RecordValidator(catalogue);
     for (const op of catalogue.operations) {
@@ -154,6 +145,8 @@ export class SourceExport {
   }
 
   private async *cached(options: ExportOptions): AsyncGenerator<ExportLine> {
+    const reader = Object.hasOwn(this.readers, options.source) ? this.readers[options.source] : undefined;
+    if (!reader) return;
     let after: string | undefined;
     for (;;) {
       let query = this.db
@@ -167,16 +160,10 @@ export class SourceExport {
       const rows = await query.orderBy('lookup_key').limit(PAGE).execute();
       for (const row of rows) {
         if (row.payload === null) continue;
-        const payload = JSON.parse(row.payload) as unknown;
-        if (!isImportShaped(payload)) continue;
-        const op = this.catalogue.find(payload.operation);
-        if (!op) continue;
-        const field = RESULT_CODECS[op.resultType].importPayload.field;
-        const tail = { source: options.source, fetchedAt: row.fetched_at };
-        if (op.dataset.kind === 'ncap') {
-          // A ratings search answers a list; the import format takes one rating a line.
-          for (const rating of Array.isArray(payload.record) ? (payload.record as unknown[]) : [payload.record]) yield { operation: op.name, [field]: rating, ...tail };
-        } else yield { operation: op.name, key: payload.key, [field]: payload.record, ...tail };
+        for (const answered of reader(row.lookup_key, JSON.parse(row.payload) as unknown)) {
+          const op = this.catalogue.find(answered.operation);
+          if (op) yield* importLinesOf(answered, op, options.source, row.fetched_at);
+        }
       }
       const last = rows.at(-1);
       if (!last || rows.length < PAGE) return;

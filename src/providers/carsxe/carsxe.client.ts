@@ -2,6 +2,7 @@ import type { CarsxeConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
+import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two CarsXE endpoints we ask: the v2 plate decoder and the VIN specifications. */
@@ -75,10 +76,12 @@ export class CarsxeClient {
   constructor(
     private readonly source: UpstreamSource,
     private readonly apiKey: string,
+    /** Where each answer fetched is recorded (CARSXE_RECORD_FILE). */
+    private readonly record?: AnswerSink,
   ) {}
 
-  static create(context: UpstreamContext, config: CarsxeConfig): CarsxeClient {
-    return new CarsxeClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey);
+  static create(context: UpstreamContext, config: CarsxeConfig, record?: AnswerSink): CarsxeClient {
+    return new CarsxeClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey, record);
   }
 
   get name(): string {
@@ -91,13 +94,14 @@ export class CarsxeClient {
     if (region.state !== undefined) params.set('state', region.state);
     if (region.district !== undefined) params.set('district', region.district);
     const key = ['plate', country, region.state ?? region.district ?? '', plate].map((p) => encodeURIComponent(p)).join('|');
-    return this.source.lookup(key, () => this.fetch('plate', `/v2/platedecoder?${params.toString()}`), { operation });
+    return this.source.lookup(key, recordedFetch(() => this.fetch('plate', `/v2/platedecoder?${params.toString()}`), this.record, key, operation), { operation });
   }
 
   /** The specifications of a VIN. */
   specs(vin: string, operation: string): Promise<UpstreamAnswer> {
     const params = new URLSearchParams({ key: this.apiKey, vin });
-    return this.source.lookup(`specs|${vin}`, () => this.fetch('specs', `/specs?${params.toString()}`), { operation });
+    const key = `specs|${vin}`;
+    return this.source.lookup(key, recordedFetch(() => this.fetch('specs', `/specs?${params.toString()}`), this.record, key, operation), { operation });
   }
 
   private async fetch(endpoint: CarsxeEndpoint, pathAndQuery: string): Promise<FetchOutcome> {

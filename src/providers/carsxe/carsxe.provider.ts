@@ -1,16 +1,11 @@
 import { Catalogue } from '../../catalogue/catalogue.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { asObject } from '../upstream/json-reader.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
+import { isCarsxePayload as isPayload } from './carsxe-answers.js';
 import { CARSXE_PLATE_OPERATIONS } from './carsxe-countries.js';
-import type { CarsxeClient, CarsxeEndpoint, CarsxePayload } from './carsxe.client.js';
+import type { CarsxeClient } from './carsxe.client.js';
 import { carsxePlateVehicleJson, carsxeSpecsVehicleJson } from './carsxe.mapper.js';
-
-function isPayload(value: unknown, endpoint: CarsxeEndpoint): value is CarsxePayload {
-  const v = asObject(value);
-  return v !== undefined && v.endpoint === endpoint && asObject(v.body) !== undefined;
-}
 
 /** Every `Check<Country>` of CARSXE_PLATE_OPERATIONS from CarsXE's v2 plate decoder. */
 export class CarsxePlateProvider implements Provider {

@@ -1,9 +1,6 @@
 import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
-import type { Catalogue } from '../../catalogue/catalogue.js';
-import { ORIGINAL_SOURCE } from '../../datasets/kept-per-operation.js';
-import { RESULT_CODECS } from '../../results/index.js';
 import type { Clock } from '../../shared/clock.js';
-import { AnswerRecorder, type RecorderLog } from '../upstream/answer-recorder.js';
+import type { RecorderLog } from '../upstream/answer-recorder.js';
 import { UpstreamHttpClient } from '../upstream/http-client.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { SecretRedactor } from '../upstream/secret-redactor.js';
@@ -13,7 +10,7 @@ import { UpstreamBalanceRepository } from '../upstream/upstream-balance.reposito
 import type { Db } from '../../storage/database.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import type { UpstreamMonitor } from '../upstream/upstream-monitor.js';
-import type { RegcheckFetched, RegcheckHooks } from './regcheck.client.js';
+import type { RegcheckHooks } from './regcheck.client.js';
 
 /** The balance as getcredits answers it: a plain integer (compat-notes "Credit balance"). */
 const PLAIN_INTEGER = /^\s*(-?\d{1,12})\s*$/;
@@ -34,23 +31,6 @@ export function creditsReader(config: RegcheckConfig, http: UpstreamHttpClient, 
   };
 }
 
-/**
- * The import lines (docs/import-format.md) of one answer the original gave: one line, or for a
- * ratings search (CheckEuroNCap, whose import member holds one rating) one line per rating.
- */
-export function recordLines(fetched: RegcheckFetched, catalogue: Catalogue): Array<Record<string, unknown>> {
-  const op = catalogue.find(fetched.operation);
-  if (!op) return [];
-  const field = RESULT_CODECS[op.resultType].importPayload.field;
-  // The source that makes `import` keep the answer for this operation alone (kept-per-operation.ts).
-  const tail = { source: ORIGINAL_SOURCE, fetchedAt: fetched.fetchedAt };
-  if (op.dataset.kind === 'ncap') {
-    const ratings = Array.isArray(fetched.record) ? (fetched.record as unknown[]) : [fetched.record];
-    return ratings.map((rating) => ({ operation: op.name, [field]: rating, ...tail }));
-  }
-  return [{ operation: op.name, key: fetched.key, [field]: fetched.record, ...tail }];
-}
-
 /** The store's shared balance of one provider, as the balance watch takes it. */
 function sharedBalance(repository: UpstreamBalanceRepository, provider: string): SharedBalance {
   return {
@@ -63,8 +43,7 @@ function sharedBalance(repository: UpstreamBalanceRepository, provider: string):
 export interface RegcheckGatewayDeps {
   readonly monitor: UpstreamMonitor;
   readonly clock: Clock;
-  readonly catalogue: Catalogue;
-  /** Where a record line that could not be written, or an alert that could not be queued, is reported. */
+  /** Where an alert that could not be queued is reported. */
   readonly log?: RecorderLog;
   /** The timer of the balance reads; tests fire it by hand. */
   readonly repeat?: Repeat;
@@ -75,13 +54,13 @@ export interface RegcheckGatewayDeps {
 /**
  * The operator's side of the original service as an upstream (issue 24): its balance there, read
  * at start and every minute (UpstreamBalanceWatch), which gates the provider at 0 and alerts the
- * operator below REGCHECK_LOW_CREDITS; and the record file (REGCHECK_RECORD_FILE), where every
- * answer with data is appended as an import line. `hooks` go into the provider (ServiceOptions.
- * regcheckHooks); the server calls `start` once the webhooks exist and `close` when it stops.
+ * operator below REGCHECK_LOW_CREDITS. Its record file (REGCHECK_RECORD_FILE) is every paid
+ * upstream's (AnswerRecordings, answer-recording.ts). `hooks` go into the provider
+ * (ServiceOptions.regcheckHooks); the server calls `start` once the webhooks exist and `close`
+ * when it stops.
  */
 export class RegcheckGateway {
   readonly balance: UpstreamBalanceWatch;
-  readonly recorder: AnswerRecorder | undefined;
   readonly hooks: RegcheckHooks;
 
   constructor(config: RegcheckConfig, deps: RegcheckGatewayDeps) {
@@ -97,18 +76,7 @@ export class RegcheckGateway {
       ...(deps.log ? { log: deps.log } : {}),
       ...(deps.db ? { shared: sharedBalance(new UpstreamBalanceRepository(deps.db), settings.name), now: () => deps.clock.now() } : {}),
     });
-    this.recorder = config.recordFile === undefined ? undefined : new AnswerRecorder(config.recordFile, deps.log);
-    const recorder = this.recorder;
-    this.hooks = {
-      refuse: () => this.balance.gate(),
-      ...(recorder
-        ? {
-            onFetched: (fetched: RegcheckFetched) => {
-              for (const line of recordLines(fetched, deps.catalogue)) recorder.append(line);
-            },
-          }
-        : {}),
-    };
+    this.hooks = { refuse: () => this.balance.gate() };
   }
 
   /** Reads the balance now and every minute; alerts go to `alerts`. */
@@ -118,6 +86,5 @@ export class RegcheckGateway {
 
   async close(): Promise<void> {
     await this.balance.close();
-    this.recorder?.close();
   }
 }

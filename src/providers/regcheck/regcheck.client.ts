@@ -2,16 +2,16 @@ import { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration, ServiceId } from '../../catalogue/operation.js';
 import { SERVICES } from '../../catalogue/services.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Clock } from '../../shared/clock.js';
 import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
 import { codecOf, recordFromXml } from '../../results/index.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
+import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /**
- * What the `regcheck` source keeps of one answer with data (the upstream cache's payload, and
- * what the gateway's record file and `export --source regcheck` write as an import line):
+ * What the `regcheck` source keeps of one answer (the upstream cache's payload, and what
+ * REGCHECK_RECORD_FILE and `export --source regcheck` write as an import line, regcheck-answers.ts):
  * the operation asked, its key as an import line's `key` (key parameters by name, normalised), and
  * the record the operation's codec read from the original's XML (`ResultCodec.fromXml`), which
  * the local store holds and the JSON Lines import carries as is (docs/import-format.md).
@@ -22,21 +22,10 @@ export interface RegcheckPayload {
   readonly record: unknown;
 }
 
-/** One upstream call's answer with data, for whoever records them (REGCHECK_RECORD_FILE). */
-export interface RegcheckFetched extends RegcheckPayload {
-  /** When the original answered (ISO 8601, UTC). */
-  readonly fetchedAt: string;
-}
-
-/** What the operator's side may plug into the provider (issue 24: balance gate, record file). */
+/** What the operator's side may plug into the provider (issue 24: the balance gate). */
 export interface RegcheckHooks {
   /** A reason not to ask the original now (no balance left there), or undefined (LookupOptions.refuse). */
   readonly refuse?: () => string | undefined | Promise<string | undefined>;
-  /**
-   * Told once per upstream call that answered with data (never for cache hits, and once for
-   * concurrent requests that shared the call); must not throw.
-   */
-  readonly onFetched?: (fetched: RegcheckFetched) => void;
 }
 
 /** The namespaces of the original's answers (compat-notes "Namespaces and actions"). */
@@ -74,13 +63,14 @@ export class RegcheckClient {
   constructor(
     private readonly source: UpstreamSource,
     private readonly config: RegcheckConfig,
-    private readonly clock: Clock,
     private readonly hooks: RegcheckHooks = {},
+    /** Where each answer fetched is recorded (REGCHECK_RECORD_FILE). */
+    private readonly record?: AnswerSink,
   ) {}
 
-  static create(context: UpstreamContext, config: RegcheckConfig, hooks: RegcheckHooks = {}): RegcheckClient {
+  static create(context: UpstreamContext, config: RegcheckConfig, hooks: RegcheckHooks = {}, record?: AnswerSink): RegcheckClient {
     const secrets = [config.username, encodeURIComponent(config.username)];
-    return new RegcheckClient(new UpstreamSource(config.settings, context, secrets), config, context.clock, hooks);
+    return new RegcheckClient(new UpstreamSource(config.settings, context, secrets), config, hooks, record);
   }
 
   get name(): string {
@@ -90,7 +80,9 @@ export class RegcheckClient {
   /** The answer for a query: from the shared cache, or one call to the original. Never throws. */
   lookup(query: LookupQuery): Promise<UpstreamAnswer> {
     // The operation labels the upstream spend (calls and cache answers by operation).
-    return this.source.lookup(cacheKey(query), () => this.fetch(query), { operation: query.operation.name, ...(this.hooks.refuse ? { refuse: this.hooks.refuse } : {}) });
+    const key = cacheKey(query);
+    const operation = query.operation.name;
+    return this.source.lookup(key, recordedFetch(() => this.fetch(query), this.record, key, operation), { operation, ...(this.hooks.refuse ? { refuse: this.hooks.refuse } : {}) });
   }
 
   /** The GET binding's URL of a query: every parameter in the operation's order, username where it takes one. */
@@ -124,14 +116,7 @@ export class RegcheckClient {
     if (HTML.test(response.text)) throw new UpstreamError('bad-response', 'HTTP 200 with an HTML page instead of XML', 200);
     const record = readAnswer(op, response.text);
     const payload: RegcheckPayload = { operation: op.name, key: keyObject(query), record };
-    if (this.hasData(op, record)) this.hooks.onFetched?.({ ...payload, fetchedAt: this.clock.now().toISOString() });
     return { status: 'found', payload };
-  }
-
-  /** An answer with data (the pipeline charges it); one without (an empty list) is served free and not recorded. */
-  private hasData(op: OperationDeclaration, record: unknown): boolean {
-    const codec = codecOf(op.resultType);
-    return codec.isChargeable(codec.fromRecord(record, { operation: op, baseUrl: '' }));
   }
 }
 

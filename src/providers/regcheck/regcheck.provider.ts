@@ -1,14 +1,8 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
-import type { RegcheckClient, RegcheckPayload } from './regcheck.client.js';
-
-/** A cached payload of this source (anything else read back from a shared cache is ignored). */
-function isPayload(value: unknown): value is RegcheckPayload {
-  if (typeof value !== 'object' || value === null) return false;
-  const v = value as { operation?: unknown; key?: unknown };
-  return typeof v.operation === 'string' && typeof v.key === 'object' && v.key !== null && 'record' in v;
-}
+import type { RegcheckClient } from './regcheck.client.js';
+import { isRegcheckPayload } from './regcheck-answers.js';
 
 /**
  * The original Car Registration API as the last provider of every operation it is allowed
@@ -27,7 +21,7 @@ export class RegcheckProvider implements Provider {
     const answer = await this.client.lookup(query);
     if (answer.status !== 'found') return unansweredAs(answer);
     // A payload cached for another operation under one key, or of an older shape, is not an answer.
-    if (!isPayload(answer.payload) || answer.payload.operation !== query.operation.name) {
+    if (!isRegcheckPayload(answer.payload) || answer.payload.operation !== query.operation.name) {
       return { status: 'unavailable', reason: 'regcheck: a cached answer of another shape' };
     }
     return { status: 'found', record: answer.payload.record, source: this.name, via: answer.via };

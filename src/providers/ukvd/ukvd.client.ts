@@ -2,6 +2,7 @@ import type { UkvdConfig } from '../../config/provider-config.js';
 import { asObject, numberField, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
+import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The package UKMOT asks (commercial-upstreams.md §2.2 "MotHistoryDetails package"). */
@@ -128,10 +129,12 @@ export class UkvdClient {
   constructor(
     private readonly source: UpstreamSource,
     private readonly apiKey: string,
+    /** Where each answer fetched is recorded (UKVD_RECORD_FILE). */
+    private readonly record?: AnswerSink,
   ) {}
 
-  static create(context: UpstreamContext, config: UkvdConfig): UkvdClient {
-    return new UkvdClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey);
+  static create(context: UpstreamContext, config: UkvdConfig, record?: AnswerSink): UkvdClient {
+    return new UkvdClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey, record);
   }
 
   get name(): string {
@@ -140,7 +143,8 @@ export class UkvdClient {
 
   /** The `packageName` answer for a registration (upper case, no spaces), whose `block` the caller maps. */
   lookup(packageName: string, block: string, vrm: string, operation: string): Promise<UpstreamAnswer> {
-    return this.source.lookup(`${packageName}|${vrm}`, () => this.fetch(packageName, block, vrm), { operation });
+    const key = `${packageName}|${vrm}`;
+    return this.source.lookup(key, recordedFetch(() => this.fetch(packageName, block, vrm), this.record, key, operation), { operation });
   }
 
   private async fetch(packageName: string, block: string, vrm: string): Promise<FetchOutcome> {

@@ -1,16 +1,10 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { ukVrm } from '../dvla/uk-vrm.js';
-import { asObject } from '../upstream/json-reader.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
-import { UKVD_MOT_PACKAGE, type UkvdClient, type UkvdPayload } from './ukvd.client.js';
+import { isUkvdPayload as isPayload } from './ukvd-answers.js';
+import { UKVD_MOT_PACKAGE, type UkvdClient } from './ukvd.client.js';
 import { ukvdMotDocument, ukvdVehicleJson } from './ukvd.mapper.js';
-
-/** A cached payload of this source (anything else read back from a shared cache is not an answer). */
-function isPayload(value: unknown): value is UkvdPayload {
-  const v = asObject(value);
-  return v !== undefined && typeof v.package === 'string' && asObject(v.results) !== undefined;
-}
 
 /**
  * `Check`, `CheckMotorBikeUK` and `CheckUKMinimal` from UK Vehicle Data's vehicle package

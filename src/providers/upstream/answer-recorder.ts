@@ -77,7 +77,7 @@ function cutTornTail(fd: number): number {
 }
 
 /**
- * An append-only JSON Lines file of upstream answers (REGCHECK_RECORD_FILE), written so that a
+ * An append-only JSON Lines file of upstream answers (`<NAME>_RECORD_FILE`), written so that a
  * crash never leaves a half line in what is imported later:
  * - each line is one `write` on a descriptor opened with O_APPEND, the line and its newline in
  *   one buffer, written synchronously when the answer arrives (nothing waits in memory to be lost;

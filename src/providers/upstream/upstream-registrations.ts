@@ -33,6 +33,10 @@ import { CarsxePlateProvider, CarsxeVinProvider } from '../carsxe/carsxe.provide
 import { CARSXE_PLATE_OPERATIONS } from '../carsxe/carsxe-countries.js';
 import type { PaidUpstreamSettings, ProviderConfig } from '../../config/provider-config.js';
 import { UpstreamCacheRepository } from './upstream-cache.repository.js';
+import type { AnswerSinks } from './answer-recording.js';
+import { UKVD_MOT_OPERATIONS, UKVD_VEHICLE_OPERATIONS } from '../ukvd/ukvd-answers.js';
+import { VINCARIO_OPERATIONS } from '../vincario/vincario-answers.js';
+import { CARSXE_VIN_OPERATIONS } from '../carsxe/carsxe-answers.js';
 import { monitorOf, UpstreamMonitor } from './upstream-monitor.js';
 import type { UpstreamContext } from './upstream-source.js';
 import type { UpstreamRouter } from '../routing/upstream-router.js';
@@ -53,8 +57,10 @@ export interface UpstreamDeps {
   readonly sharedCache?: SharedCache | undefined;
   /** The offline VinCheck provider, which NHTSA vPIC online enriches when NHTSA_ONLINE=true. */
   readonly vinOffline?: OfflineVinProvider | undefined;
-  /** What the operator's side plugs into the original service's provider (balance gate, record file). */
+  /** What the operator's side plugs into the original service's provider (its balance gate). */
   readonly regcheckHooks?: RegcheckHooks | undefined;
+  /** The record file of each paid upstream that has one (`<NAME>_RECORD_FILE`); the server's, never a CLI command's. */
+  readonly recordings?: AnswerSinks | undefined;
   /** The monitor providers report to, when the caller made it (it must be the router's too); else the observer's. */
   readonly monitor?: UpstreamMonitor | undefined;
   /** The router whose policies gate the paid upstreams (UpstreamContext.gate). */
@@ -118,13 +124,13 @@ function nhtsaRegistrations(context: UpstreamContext, config: ProviderConfig, de
  * UK Vehicle Data r2 (issue 32): the vehicle package for the three UK vehicle operations, the
  * MotHistoryDetails package for UKMOT. One client, so one cache partition and one breaker.
  */
-function ukvdRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+function ukvdRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   if (!config.ukvd) return [];
-  const client = UkvdClient.create(context, config.ukvd);
   const { paid } = config.ukvd;
+  const client = UkvdClient.create(context, config.ukvd, deps.recordings?.of(paid.name));
   return [
-    { operations: servedOf(paid, ['Check', 'CheckMotorBikeUK', 'CheckUKMinimal']), paid: { provider: new UkvdVehicleProvider(client, config.ukvd.packageName), settings: paid } },
-    { operations: servedOf(paid, ['UKMOT']), paid: { provider: new UkvdMotProvider(client), settings: paid } },
+    { operations: servedOf(paid, UKVD_VEHICLE_OPERATIONS), paid: { provider: new UkvdVehicleProvider(client, config.ukvd.packageName), settings: paid } },
+    { operations: servedOf(paid, UKVD_MOT_OPERATIONS), paid: { provider: new UkvdMotProvider(client), settings: paid } },
   ];
 }
 
@@ -134,24 +140,24 @@ function servedOf(paid: PaidUpstreamSettings, served: readonly string[]): string
 }
 
 /** Vincario API 3.2 (issue 32): VinCheck from its decode, CheckStolen from its stolen check. */
-function vincarioRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+function vincarioRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   if (!config.vincario) return [];
-  const client = VincarioClient.create(context, config.vincario);
   const { paid } = config.vincario;
+  const client = VincarioClient.create(context, config.vincario, deps.recordings?.of(paid.name));
   return [
-    { operations: servedOf(paid, ['VinCheck']), paid: { provider: new VincarioVinProvider(client), settings: paid } },
-    { operations: servedOf(paid, ['CheckStolen']), paid: { provider: new VincarioStolenProvider(client), settings: paid } },
+    { operations: servedOf(paid, VINCARIO_OPERATIONS.decode), paid: { provider: new VincarioVinProvider(client), settings: paid } },
+    { operations: servedOf(paid, VINCARIO_OPERATIONS['stolen-check']), paid: { provider: new VincarioStolenProvider(client), settings: paid } },
   ];
 }
 
 /** CarsXE (issue 32): its plate decoder for the countries it lists, `/specs` for VinCheck. */
-function carsxeRegistrations(context: UpstreamContext, config: ProviderConfig): ProviderRegistration[] {
+function carsxeRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   if (!config.carsxe) return [];
-  const client = CarsxeClient.create(context, config.carsxe);
   const { paid } = config.carsxe;
+  const client = CarsxeClient.create(context, config.carsxe, deps.recordings?.of(paid.name));
   return [
     { operations: servedOf(paid, Object.keys(CARSXE_PLATE_OPERATIONS)), paid: { provider: new CarsxePlateProvider(client), settings: paid } },
-    { operations: servedOf(paid, ['VinCheck']), paid: { provider: new CarsxeVinProvider(client), settings: paid } },
+    { operations: servedOf(paid, CARSXE_VIN_OPERATIONS), paid: { provider: new CarsxeVinProvider(client), settings: paid } },
   ];
 }
 
@@ -161,7 +167,7 @@ function carsxeRegistrations(context: UpstreamContext, config: ProviderConfig): 
  */
 function regcheckRegistrations(context: UpstreamContext, config: ProviderConfig, deps: UpstreamDeps): ProviderRegistration[] {
   if (!config.regcheck) return [];
-  return [{ operations: config.regcheck.operations, paid: { provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {})), settings: config.regcheck.paid } }];
+  return [{ operations: config.regcheck.operations, paid: { provider: new RegcheckProvider(RegcheckClient.create(context, config.regcheck, deps.regcheckHooks ?? {}, deps.recordings?.of(config.regcheck.paid.name))), settings: config.regcheck.paid } }];
 }
 
 /**
@@ -191,9 +197,9 @@ export function upstreamRegistrations(deps: UpstreamDeps): ProviderRegistration[
     ...israelRegistrations(context, config),
     ...nhtsaRegistrations(context, config, deps),
     // Paid sources: the router asks them after every free one, cheapest first.
-    ...ukvdRegistrations(context, config),
-    ...vincarioRegistrations(context, config),
-    ...carsxeRegistrations(context, config),
+    ...ukvdRegistrations(context, config, deps),
+    ...vincarioRegistrations(context, config, deps),
+    ...carsxeRegistrations(context, config, deps),
     ...regcheckRegistrations(context, config, deps),
     ...(deps.extra?.(context) ?? []),
   ];

@@ -3,6 +3,7 @@ import type { VincarioConfig } from '../../config/provider-config.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
+import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two Vincario actions we ask (commercial-upstreams.md §3.1): the path and the operation id in the control sum. */
@@ -90,10 +91,12 @@ export class VincarioClient {
   constructor(
     private readonly source: UpstreamSource,
     private readonly config: VincarioConfig,
+    /** Where each answer fetched is recorded (VINCARIO_RECORD_FILE). */
+    private readonly record?: AnswerSink,
   ) {}
 
-  static create(context: UpstreamContext, config: VincarioConfig): VincarioClient {
-    return new VincarioClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey), config.secret, encodeURIComponent(config.secret)]), config);
+  static create(context: UpstreamContext, config: VincarioConfig, record?: AnswerSink): VincarioClient {
+    return new VincarioClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey), config.secret, encodeURIComponent(config.secret)]), config, record);
   }
 
   get name(): string {
@@ -108,7 +111,8 @@ export class VincarioClient {
   }
 
   lookup(service: VincarioService, vin: string, operation: string): Promise<UpstreamAnswer> {
-    return this.source.lookup(`${service}|${vin.toUpperCase()}`, () => this.fetch(service, vin), { operation });
+    const key = `${service}|${vin.toUpperCase()}`;
+    return this.source.lookup(key, recordedFetch(() => this.fetch(service, vin), this.record, key, operation), { operation });
   }
 
   private async fetch(service: VincarioService, vin: string): Promise<FetchOutcome> {

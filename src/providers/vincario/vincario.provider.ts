@@ -1,14 +1,9 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { asObject } from '../upstream/json-reader.js';
 import { unansweredAs } from '../upstream/upstream-source.js';
-import type { VincarioClient, VincarioPayload, VincarioService } from './vincario.client.js';
+import { isVincarioPayload as isPayload } from './vincario-answers.js';
+import type { VincarioClient } from './vincario.client.js';
 import { stolenNameValues, vincarioVehicleJson } from './vincario.mapper.js';
-
-function isPayload(value: unknown, service: VincarioService): value is VincarioPayload {
-  const v = asObject(value);
-  return v !== undefined && v.service === service && Array.isArray(service === 'decode' ? v.decode : v.stolen);
-}
 
 /** The VIN of a query: VinCheck's `Vin`, CheckStolen's `vinNumber` (the key, normalised by the catalogue's VIN rule). */
 function vinOf(query: LookupQuery): string {
