@@ -27,8 +27,9 @@ function specsProvider(env: Record<string, string> = {}): Provider {
   const config = loadProviderConfig({
     CANADA_SPECS_ENABLED: 'true',
     CANADA_SPECS_BASE_URL: fake.baseUrl,
-    CANADA_SPECS_TIMEOUT_MS: '300',
-    CANADA_SPECS_BUDGET_MS: '2000',
+    // Far above any answer of the local fake however busy the machine; the slow case sets its own.
+    CANADA_SPECS_TIMEOUT_MS: '10000',
+    CANADA_SPECS_BUDGET_MS: '20000',
     CANADA_SPECS_BREAKER_FAILURES: '100',
     ...env,
   });
@@ -121,7 +122,9 @@ describe('vPIC Canadian specifications by make, model and year', () => {
     expect(fake.specsCalls).toBe(2);
     fake.failWith = undefined;
     fake.server.script({ status: 200, json: { Count: 0, Results: [] }, delayMs: 1000 }, { status: 200, json: { Count: 0, Results: [] }, delayMs: 1000 });
-    expect(await ask(provider, 'Honda', 'Accord', '2011')).toMatchObject({ status: 'unavailable', reason: 'canada-specs: no answer within 300 ms (attempt 2)' });
+    // A source of its own with a timeout well below the fake's delay: only the slow answer is raced.
+    const impatient = specsProvider({ CANADA_SPECS_TIMEOUT_MS: '300', CANADA_SPECS_BUDGET_MS: '2000' });
+    expect(await ask(impatient, 'Honda', 'Accord', '2011')).toMatchObject({ status: 'unavailable', reason: 'canada-specs: no answer within 300 ms (attempt 2)' });
     fake.server.script({ status: 404, text: '<html>404</html>' });
     expect(await ask(provider, 'Honda', 'Accord', '2011')).toMatchObject({ status: 'unavailable' });
     fake.server.script({ status: 200, text: '<html>maintenance</html>' });
