@@ -87,7 +87,7 @@ const BMW = {
 describe('CarsXE mapping', () => {
   it('maps a US plate (CheckUSA) from the v2 plate decoder, sending plate, country and state', async () => {
     await providers();
-    expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.us.plate, 'ca'))).toEqual({ status: 'found', record: KIA, source: 'carsxe' });
+    expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.us.plate, 'ca'))).toEqual({ status: 'found', record: KIA, source: 'carsxe', via: 'upstream' });
     const sent = Object.fromEntries(new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? ''));
     expect(sent).toEqual({ key: KEY, plate: '7XER187', country: 'US', state: 'CA' });
     expect(fake.server.requests[0]?.path).toBe('/v2/platedecoder');
@@ -106,7 +106,7 @@ describe('CarsXE mapping', () => {
     expect(Object.fromEntries(new URLSearchParams(fake.server.requests[1]?.url.split('?')[1] ?? ''))).toMatchObject({ country: 'CA', state: 'ON' });
     expect(await p.provider('Check', 'carsxe').find(queryOf('Check', { RegistrationNumber: PL.gb.plate }))).toEqual({
       status: 'found',
-      source: 'carsxe',
+      source: 'carsxe', via: 'upstream',
       record: {
         Description: '2019 Ford Fiesta Zetec, 998CC Petrol',
         RegistrationYear: '2019',
@@ -124,7 +124,7 @@ describe('CarsXE mapping', () => {
     });
     expect(await p.provider('CheckUAE', 'carsxe').find(queryOf('CheckUAE', { RegistrationNumber: PL.ae.plate }))).toEqual({
       status: 'found',
-      source: 'carsxe',
+      source: 'carsxe', via: 'upstream',
       record: { Description: 'NISSAN PATROL', CarMake: { CurrentTextValue: 'NISSAN' }, CarModel: { CurrentTextValue: 'PATROL' }, MakeDescription: { CurrentTextValue: 'Nissan' }, ModelDescription: { CurrentTextValue: 'Patrol LE Platinum' } },
     });
   });
@@ -133,14 +133,14 @@ describe('CarsXE mapping', () => {
     await providers();
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.partial.plate, 'TX'))).toEqual({
       status: 'found',
-      source: 'carsxe',
+      source: 'carsxe', via: 'upstream',
       record: { Description: 'Ford F-150', CarMake: { CurrentTextValue: 'Ford' }, CarModel: { CurrentTextValue: 'F-150' }, MakeDescription: { CurrentTextValue: 'Ford' }, ModelDescription: { CurrentTextValue: 'F-150' } },
     });
   });
 
   it('maps /specs into the VinCheck vehicleJson, and keeps nothing of the request echo (it repeats the key)', async () => {
     await providers();
-    expect(await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.bmw }))).toEqual({ status: 'found', record: BMW, source: 'carsxe' });
+    expect(await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.bmw }))).toEqual({ status: 'found', record: BMW, source: 'carsxe', via: 'upstream' });
     expect(fake.server.requests[0]?.path).toBe('/specs');
     const rows = await p.storage.db.selectFrom('upstream_cache').selectAll().execute();
     expect(rows).toHaveLength(1);

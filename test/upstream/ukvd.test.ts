@@ -80,7 +80,7 @@ describe('UK Vehicle Data mapping', () => {
   it('maps VehicleDetails with ModelDetails into the UK Check vehicleJson, asking r2 with the key, package and plate', async () => {
     await providers();
     const answer = await p.provider('Check', 'ukvd').find(check('ab15 aud'));
-    expect(answer).toEqual({ status: 'found', record: AUDI, source: 'ukvd' });
+    expect(answer).toEqual({ status: 'found', record: AUDI, source: 'ukvd', via: 'upstream' });
     const query = new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? '');
     expect(Object.fromEntries(query)).toEqual({ ApiKey: KEY, PackageName: 'VehicleDetails', Vrm: 'AB15AUD' });
     // Never on a pooled connection: a billed call is not retried (paid-request.ts).
@@ -130,7 +130,7 @@ describe('UK Vehicle Data mapping', () => {
     const answer = await p.provider('UKMOT', 'ukvd').find(queryOf('UKMOT', { RegistrationNumber: P.car }));
     expect(answer).toEqual({
       status: 'found',
-      source: 'ukvd',
+      source: 'ukvd', via: 'upstream',
       record: {
         Tests: [
           { TestDate: '2025.10.10 10:17:46', ExpiryDate: '2026.10.12', Result: 'Pass', Odometer: '89012', TestNumber: '512345678902', FailureReasons: [], Advisories: ['Front Wiper blade defective'] },

@@ -90,14 +90,14 @@ describe('the control sum', () => {
 describe('Vincario mapping', () => {
   it('maps a decode into the VinCheck vehicleJson', async () => {
     await providers();
-    expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toEqual({ status: 'found', record: FOCUS, source: 'vincario' });
+    expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toEqual({ status: 'found', record: FOCUS, source: 'vincario', via: 'upstream' });
   });
 
   it('maps a partial decode (labels left out) into what it has', async () => {
     await providers();
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.partial))).toEqual({
       status: 'found',
-      source: 'vincario',
+      source: 'vincario', via: 'upstream',
       record: { Description: 'Skoda Octavia', CarMake: { CurrentTextValue: 'Skoda' }, CarModel: { CurrentTextValue: 'Octavia' }, MakeDescription: { CurrentTextValue: 'Skoda' }, ModelDescription: { CurrentTextValue: 'Octavia' }, VechileIdentificationNumber: V.partial },
     });
   });
@@ -106,7 +106,7 @@ describe('Vincario mapping', () => {
     await providers();
     expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.stolen))).toEqual({
       status: 'found',
-      source: 'vincario',
+      source: 'vincario', via: 'upstream',
       record: [
         { Name: 'Status', Value: 'Reported stolen' },
         { Name: 'Czech Republic', Value: 'Not reported stolen' },
@@ -118,7 +118,7 @@ describe('Vincario mapping', () => {
         { Name: 'International database', Value: 'Not reported stolen' },
       ],
     });
-    expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.focus))).toEqual({ status: 'found', source: 'vincario', record: [] });
+    expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.focus))).toEqual({ status: 'found', source: 'vincario', via: 'upstream', record: [] });
   });
 });
 

@@ -1,7 +1,7 @@
 import { Catalogue } from '../../catalogue/catalogue.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import { isCarsxePayload as isPayload } from './carsxe-answers.js';
 import { CARSXE_PLATE_OPERATIONS } from './carsxe-countries.js';
 import type { CarsxeClient } from './carsxe.client.js';
@@ -26,7 +26,7 @@ export class CarsxePlateProvider implements Provider {
     const answer = await this.client.plate(plate, shape.country, region, op.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload, 'plate')) return { status: 'unavailable', reason: 'carsxe: a cached answer of another shape' };
-    return { status: 'found', record: carsxePlateVehicleJson(answer.payload.body, shape), source: this.name };
+    return foundAs(answer, carsxePlateVehicleJson(answer.payload.body, shape), this.name);
   }
 }
 
@@ -41,6 +41,6 @@ export class CarsxeVinProvider implements Provider {
     const answer = await this.client.specs(vin, query.operation.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload, 'specs')) return { status: 'unavailable', reason: 'carsxe: a cached answer of another shape' };
-    return { status: 'found', record: carsxeSpecsVehicleJson(answer.payload.body, vin), source: this.name };
+    return foundAs(answer, carsxeSpecsVehicleJson(answer.payload.body, vin), this.name);
   }
 }

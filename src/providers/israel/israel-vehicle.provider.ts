@@ -1,7 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject } from '../upstream/json-reader.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import { registerOf, type IsraelClient, type IsraelPayload } from './israel.client.js';
 import { israelVehicleJson } from './israel-vehicle.mapper.js';
 
@@ -28,6 +28,6 @@ export class IsraelVehicleProvider implements Provider {
     const register = payload ? registerOf(payload) : undefined;
     const vehicle = payload && record && register ? israelVehicleJson(record, asObject(payload.model), register.status) : undefined;
     if (!vehicle) return { status: 'unavailable', reason: `${this.name}: the vehicle record has no make` };
-    return { status: 'found', record: vehicle, source: this.name };
+    return foundAs(answer, vehicle, this.name);
   }
 }

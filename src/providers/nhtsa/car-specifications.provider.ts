@@ -1,7 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import type { CanadianSpecsClient } from './canadian-specs.client.js';
 import { carSpecificationsGrid } from './car-specifications.mapper.js';
 
@@ -33,6 +33,6 @@ export class CarSpecificationsProvider implements Provider {
     const answer = await this.client.specifications({ make, model, year });
     if (answer.status !== 'found') return unansweredAs(answer);
     const grid = carSpecificationsGrid(answer.payload);
-    return grid ? { status: 'found', record: grid, source: this.name } : { status: 'not-found' };
+    return grid ? foundAs(answer, grid, this.name) : { status: 'not-found' };
   }
 }

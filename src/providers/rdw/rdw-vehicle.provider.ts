@@ -4,7 +4,7 @@ import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject, numberField, objectArrayField, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import type { RdwClient } from './rdw.client.js';
 
 /** The register's API field names, as a header row for the bulk importer's mapper. */
@@ -59,7 +59,7 @@ export class RdwVehicleProvider implements Provider {
     const answer = await this.client.vehicle(plate);
     if (answer.status !== 'found') return unansweredAs(answer);
     try {
-      return { status: 'found', record: rdwVehicleJson(answer.payload, query), source: this.name };
+      return foundAs(answer, rdwVehicleJson(answer.payload, query), this.name);
     } catch (error) {
       if (error instanceof UpstreamError) return { status: 'unavailable', reason: `${this.name}: ${error.message}` };
       throw error;

@@ -1,6 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import type { RegcheckClient } from './regcheck.client.js';
 import { isRegcheckPayload } from './regcheck-answers.js';
 
@@ -24,6 +24,6 @@ export class RegcheckProvider implements Provider {
     if (!isRegcheckPayload(answer.payload) || answer.payload.operation !== query.operation.name) {
       return { status: 'unavailable', reason: 'regcheck: a cached answer of another shape' };
     }
-    return { status: 'found', record: answer.payload.record, source: this.name, via: answer.via };
+    return foundAs(answer, answer.payload.record, this.name);
   }
 }

@@ -1,7 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { ukVrm } from '../dvla/uk-vrm.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import { isUkvdPayload as isPayload } from './ukvd-answers.js';
 import { UKVD_MOT_PACKAGE, type UkvdClient } from './ukvd.client.js';
 import { ukvdMotDocument, ukvdVehicleJson } from './ukvd.mapper.js';
@@ -24,7 +24,7 @@ export class UkvdVehicleProvider implements Provider {
     const answer = await this.client.lookup(this.packageName, 'VehicleDetails', vrm, query.operation.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload)) return { status: 'unavailable', reason: 'ukvd: a cached answer of another shape' };
-    return { status: 'found', record: ukvdVehicleJson(answer.payload.results), source: this.name };
+    return foundAs(answer, ukvdVehicleJson(answer.payload.results), this.name);
   }
 }
 
@@ -40,6 +40,6 @@ export class UkvdMotProvider implements Provider {
     const answer = await this.client.lookup(UKVD_MOT_PACKAGE, 'MotHistoryDetails', vrm, query.operation.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload)) return { status: 'unavailable', reason: 'ukvd: a cached answer of another shape' };
-    return { status: 'found', record: ukvdMotDocument(answer.payload.results, vrm), source: this.name };
+    return foundAs(answer, ukvdMotDocument(answer.payload.results, vrm), this.name);
   }
 }

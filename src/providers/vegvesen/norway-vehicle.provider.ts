@@ -1,7 +1,7 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import { asObject } from '../upstream/json-reader.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import { norwayVehicleJson } from './norway-vehicle.mapper.js';
 import type { VegvesenClient } from './vegvesen.client.js';
 
@@ -22,6 +22,6 @@ export class NorwayVehicleProvider implements Provider {
     const record = asObject(answer.payload);
     const vehicle = record ? norwayVehicleJson(record) : undefined;
     if (!vehicle) return { status: 'unavailable', reason: `${this.name}: the vehicle record has no make` };
-    return { status: 'found', record: vehicle, source: this.name };
+    return foundAs(answer, vehicle, this.name);
   }
 }

@@ -1,6 +1,6 @@
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
-import { unansweredAs } from '../upstream/upstream-source.js';
+import { foundAs, unansweredAs } from '../upstream/upstream-source.js';
 import { isVincarioPayload as isPayload } from './vincario-answers.js';
 import type { VincarioClient } from './vincario.client.js';
 import { stolenNameValues, vincarioVehicleJson } from './vincario.mapper.js';
@@ -21,7 +21,7 @@ export class VincarioVinProvider implements Provider {
     const answer = await this.client.lookup('decode', vin, query.operation.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload, 'decode') || answer.payload.service !== 'decode') return { status: 'unavailable', reason: 'vincario: a cached answer of another shape' };
-    return { status: 'found', record: vincarioVehicleJson(answer.payload.decode, vin), source: this.name };
+    return foundAs(answer, vincarioVehicleJson(answer.payload.decode, vin), this.name);
   }
 }
 
@@ -39,6 +39,6 @@ export class VincarioStolenProvider implements Provider {
     const answer = await this.client.lookup('stolen-check', vinOf(query), query.operation.name);
     if (answer.status !== 'found') return unansweredAs(answer);
     if (!isPayload(answer.payload, 'stolen-check') || answer.payload.service !== 'stolen-check') return { status: 'unavailable', reason: 'vincario: a cached answer of another shape' };
-    return { status: 'found', record: stolenNameValues(answer.payload.stolen), source: this.name };
+    return foundAs(answer, stolenNameValues(answer.payload.stolen), this.name);
   }
 }
