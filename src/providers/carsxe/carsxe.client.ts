@@ -1,8 +1,8 @@
 import type { CarsxeConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, requireObject, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two CarsXE endpoints we ask: the v2 plate decoder and the VIN specifications. */
 export type CarsxeEndpoint = 'plate' | 'specs';
@@ -16,8 +16,6 @@ export interface CarsxePayload {
   readonly body: JsonObject;
 }
 
-const HTML = /^\s*(<!doctype html|<html)/i;
-
 /** A plate answer with none of these is empty: CarsXE sends "" for what it does not know (§1.2). */
 const PLATE_DATA = ['description', 'make', 'model', 'vin'] as const;
 
@@ -30,17 +28,13 @@ const PLATE_DATA = ['description', 'make', 'model', 'vin'] as const;
  * balance, so a found answer carries neither.
  */
 export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEndpoint): FetchOutcome {
-  if (HTML.test(text)) {
-    throw status >= 500 ? new UpstreamError('server-error', `HTTP ${status} with an HTML page`, status) : new UpstreamError('bad-response', `HTTP ${status} with an HTML page instead of JSON`, status);
-  }
+  const page = htmlPageError(status, text);
+  if (page) throw page;
   switch (status) {
     case 200:
       break;
     case 400:
       return { status: 'not-found', cache: false };
-    case 401:
-    case 403:
-      throw new UpstreamError('auth', `CarsXE refused the API key (HTTP ${status})`, status);
     case 402:
       throw new UpstreamError('out-of-funds', 'CarsXE: no credit left (HTTP 402)', 402);
     case 404:
@@ -48,11 +42,10 @@ export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEnd
     case 429:
       throw new UpstreamError('quota', 'CarsXE usage limit for the period reached (HTTP 429)', 429);
     default:
-      if (status >= 500) throw new UpstreamError('server-error', `HTTP ${status}`, status);
-      throw new UpstreamError('unexpected-status', `unexpected HTTP ${status}`, status);
+      // 401 and 403: a blocked key, an inactive account, a plan without the API.
+      throw statusError(status, { refused: `CarsXE refused the API key (HTTP ${status})` });
   }
-  const body = asObject(parseJson(text));
-  if (!body) throw new UpstreamError('bad-response', 'HTTP 200 without a JSON object', 200);
+  const body = requireObject({ status, object: asObject(parseJson(text)) });
   if (body.success !== true) throw new UpstreamError('bad-response', 'HTTP 200 without success: true', 200);
   const kept: JsonObject = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'input'));
   if (endpoint === 'specs') {
@@ -71,18 +64,12 @@ export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEnd
  * attempt per lookup (each request is a billed unit; the router is the only retry loop); a 429 is
  * read, not waited on: it is the month's quota, not a pause.
  */
-export class CarsxeClient {
-  constructor(
-    private readonly source: UpstreamSource,
-    private readonly apiKey: string,
-  ) {}
+export class CarsxeClient extends UpstreamClient {
+  private readonly apiKey: string;
 
-  static create(context: UpstreamContext, config: CarsxeConfig): CarsxeClient {
-    return new CarsxeClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey);
-  }
-
-  get name(): string {
-    return this.source.name;
+  constructor(context: UpstreamContext, config: CarsxeConfig) {
+    super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey)]);
+    this.apiKey = config.apiKey;
   }
 
   /** A plate in a country (ISO alpha-2), with its state or district where the country takes one. */
@@ -101,14 +88,7 @@ export class CarsxeClient {
   }
 
   private async fetch(endpoint: CarsxeEndpoint, pathAndQuery: string): Promise<FetchOutcome> {
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}${pathAndQuery}`,
-      headers: PAID_REQUEST_HEADERS,
-      idempotent: false,
-      readServerErrors: true,
-      readRateLimits: true,
-    });
+    const response = await this.request({ path: pathAndQuery, billed: true });
     return classifyCarsxe(response.status, response.text, endpoint);
   }
 }

@@ -1,13 +1,14 @@
 import { Catalogue } from '../../catalogue/catalogue.js';
 import type { OperationDeclaration, ServiceId } from '../../catalogue/operation.js';
+import type { Clock } from '../../shared/clock.js';
 import { SERVICES } from '../../catalogue/services.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
-import type { Clock } from '../../shared/clock.js';
 import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
 import { codecOf, recordFromXml } from '../../results/index.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /**
  * What the `regcheck` source keeps of one answer with data (the upstream cache's payload, and
@@ -59,9 +60,6 @@ const LOOKUP_FAILED = /lookup failed/i;
 const WRONG_USERNAME = /username is incorrect/i;
 const OUT_OF_CREDIT = /out of credit|credits? (have|has) (run out|expired)|no credits? (left|remaining)/i;
 
-/** The first bytes of an HTML page (a maintenance page, a proxy's error page). */
-const HTML = /^\s*(<!doctype html|<html)/i;
-
 /**
  * The original Car Registration API over its HTTP GET binding (issue 24): `GET
  * {base}/api/reg.asmx/{Op}?{params}&username=` (or `/api/bespokeapi.asmx/` for the operations only
@@ -70,21 +68,16 @@ const HTML = /^\s*(<!doctype html|<html)/i;
  * every message. One attempt per lookup: the original charges per call, and a timeout may still
  * have been charged, so nothing is retried.
  */
-export class RegcheckClient {
+export class RegcheckClient extends UpstreamClient {
+  private readonly clock: Clock;
+
   constructor(
-    private readonly source: UpstreamSource,
+    context: UpstreamContext,
     private readonly config: RegcheckConfig,
-    private readonly clock: Clock,
     private readonly hooks: RegcheckHooks = {},
-  ) {}
-
-  static create(context: UpstreamContext, config: RegcheckConfig, hooks: RegcheckHooks = {}): RegcheckClient {
-    const secrets = [config.username, encodeURIComponent(config.username)];
-    return new RegcheckClient(new UpstreamSource(config.settings, context, secrets), config, context.clock, hooks);
-  }
-
-  get name(): string {
-    return this.source.name;
+  ) {
+    super(context, config.settings, [config.username, encodeURIComponent(config.username)]);
+    this.clock = context.clock;
   }
 
   /** The answer for a query: from the shared cache, or one call to the original. Never throws. */
@@ -98,7 +91,7 @@ export class RegcheckClient {
     const op = query.operation;
     const params = new URLSearchParams();
     for (const p of op.parameters) params.append(p.name, p.role === 'username' ? this.config.username : query.values[p.name] ?? '');
-    return `${this.source.settings.baseUrl}${SERVICES[serviceOf(op)].path}/${op.name}?${params.toString()}`;
+    return this.urlOf(`${SERVICES[serviceOf(op)].path}/${op.name}?${params.toString()}`);
   }
 
   private async fetch(query: LookupQuery): Promise<FetchOutcome> {
@@ -114,14 +107,16 @@ export class RegcheckClient {
     });
     if (response.status >= 500) {
       const body = response.text;
-      if (HTML.test(body)) throw new UpstreamError('server-error', `HTTP ${response.status} with an HTML page`, response.status);
+      const page = htmlPageError(response.status, body, 'XML');
+      if (page) throw page;
       if (WRONG_USERNAME.test(body)) throw new UpstreamError('auth', 'the original refused the username (REGCHECK_USERNAME)', response.status);
       if (OUT_OF_CREDIT.test(body)) throw new UpstreamError('out-of-funds', 'the account at the original is out of credit', response.status);
       if (LOOKUP_FAILED.test(body)) return { status: 'not-found' };
       throw new UpstreamError('server-error', `HTTP ${response.status} (a fault of the original)`, response.status);
     }
-    if (response.status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status}`, response.status);
-    if (HTML.test(response.text)) throw new UpstreamError('bad-response', 'HTTP 200 with an HTML page instead of XML', 200);
+    if (response.status !== 200) throw statusError(response.status);
+    const page = htmlPageError(200, response.text, 'XML');
+    if (page) throw page;
     const record = readAnswer(op, response.text);
     const payload: RegcheckPayload = { operation: op.name, key: keyObject(query), record };
     if (this.hasData(op, record)) this.hooks.onFetched?.({ ...payload, fetchedAt: this.clock.now().toISOString() });
