@@ -65,16 +65,16 @@ export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEnd
  * read, not waited on: it is the month's quota, not a pause.
  */
 export class CarsxeClient extends UpstreamClient {
-  private readonly apiKey: string;
-
-  constructor(context: UpstreamContext, config: CarsxeConfig) {
+  constructor(
+    context: UpstreamContext,
+    private readonly config: CarsxeConfig,
+  ) {
     super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey)]);
-    this.apiKey = config.apiKey;
   }
 
   /** A plate in a country (ISO alpha-2), with its state or district where the country takes one. */
   plate(plate: string, country: string, region: { readonly state?: string; readonly district?: string }, operation: string): Promise<UpstreamAnswer> {
-    const params = new URLSearchParams({ key: this.apiKey, plate, country });
+    const params = new URLSearchParams({ key: this.config.apiKey, plate, country });
     if (region.state !== undefined) params.set('state', region.state);
     if (region.district !== undefined) params.set('district', region.district);
     const key = ['plate', country, region.state ?? region.district ?? '', plate].map((p) => encodeURIComponent(p)).join('|');
@@ -83,7 +83,7 @@ export class CarsxeClient extends UpstreamClient {
 
   /** The specifications of a VIN. */
   specs(vin: string, operation: string): Promise<UpstreamAnswer> {
-    const params = new URLSearchParams({ key: this.apiKey, vin });
+    const params = new URLSearchParams({ key: this.config.apiKey, vin });
     return this.source.lookup(`specs|${vin}`, () => this.fetch('specs', `/specs?${params.toString()}`), { operation });
   }
 

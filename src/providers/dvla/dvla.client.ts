@@ -8,11 +8,11 @@ import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/
  * `x-api-key`. Answers are cached by plate; found answers carry the VES `Vehicle` JSON as given.
  */
 export class DvlaClient extends UpstreamClient {
-  private readonly apiKey: string;
-
-  constructor(context: UpstreamContext, config: DvlaConfig) {
+  constructor(
+    context: UpstreamContext,
+    private readonly config: DvlaConfig,
+  ) {
     super(context, config.settings, [config.apiKey]);
-    this.apiKey = config.apiKey;
   }
 
   /** The VES answer for a registration (upper case, no spaces). */
@@ -24,7 +24,7 @@ export class DvlaClient extends UpstreamClient {
     const response = await this.request({
       method: 'POST',
       path: '/v1/vehicles',
-      headers: { 'x-api-key': this.apiKey },
+      headers: { 'x-api-key': this.config.apiKey },
       json: { registrationNumber: vrm },
       // A read: POST only keeps the plate out of the URL, so a retry is harmless.
       idempotent: true,

@@ -21,11 +21,11 @@ export interface RdwPayload {
  * Both answers are cached together by plate.
  */
 export class RdwClient extends UpstreamClient {
-  private readonly appToken: string | undefined;
-
-  constructor(context: UpstreamContext, config: RdwConfig) {
+  constructor(
+    context: UpstreamContext,
+    private readonly config: RdwConfig,
+  ) {
     super(context, config.settings, [config.appToken]);
-    this.appToken = config.appToken;
   }
 
   /** The register row and fuel rows of a plate (upper case, no hyphens). */
@@ -47,7 +47,7 @@ export class RdwClient extends UpstreamClient {
   /** The rows of one dataset for a plate; throws UpstreamError for anything but a 200 JSON array. */
   private async rows(dataset: string, kenteken: string, deadline: number): Promise<JsonObject[]> {
     const path = `/resource/${dataset}.json?kenteken=${encodeURIComponent(kenteken)}`;
-    const headers = this.appToken !== undefined ? { 'x-app-token': this.appToken } : {};
+    const headers = this.config.appToken !== undefined ? { 'x-app-token': this.config.appToken } : {};
     const response = await this.request({ path, headers, deadline, endpoint: dataset });
     if (response.status === 200) {
       const body = response.json;

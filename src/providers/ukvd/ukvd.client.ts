@@ -121,11 +121,11 @@ export function classifyUkvd(status: number, text: string, packageName: string, 
  * bodies carry r2's StatusCode, which tells a daily limit from a concurrency limit.
  */
 export class UkvdClient extends UpstreamClient {
-  private readonly apiKey: string;
-
-  constructor(context: UpstreamContext, config: UkvdConfig) {
+  constructor(
+    context: UpstreamContext,
+    private readonly config: UkvdConfig,
+  ) {
     super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey)]);
-    this.apiKey = config.apiKey;
   }
 
   /** The `packageName` answer for a registration (upper case, no spaces), whose `block` the caller maps. */
@@ -134,7 +134,7 @@ export class UkvdClient extends UpstreamClient {
   }
 
   private async fetch(packageName: string, block: string, vrm: string): Promise<FetchOutcome> {
-    const params = new URLSearchParams({ ApiKey: this.apiKey, PackageName: packageName, Vrm: vrm });
+    const params = new URLSearchParams({ ApiKey: this.config.apiKey, PackageName: packageName, Vrm: vrm });
     const response = await this.request({ path: `/r2/lookup?${params.toString()}`, billed: true });
     return classifyUkvd(response.status, response.text, packageName, block);
   }

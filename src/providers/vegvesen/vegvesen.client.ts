@@ -13,11 +13,11 @@ export const VEGVESEN_LOOKUP_PATH = '/enkeltoppslag/kjoretoydata';
  * vehicle, 403 a bad or expired key. Answers are cached by plate.
  */
 export class VegvesenClient extends UpstreamClient {
-  private readonly apiKey: string;
-
-  constructor(context: UpstreamContext, config: VegvesenConfig) {
+  constructor(
+    context: UpstreamContext,
+    private readonly config: VegvesenConfig,
+  ) {
     super(context, config.settings, [config.apiKey]);
-    this.apiKey = config.apiKey;
   }
 
   /** The vehicle record of a plate (upper case, no spaces). */
@@ -28,7 +28,7 @@ export class VegvesenClient extends UpstreamClient {
   private async fetch(kjennemerke: string): Promise<FetchOutcome> {
     const response = await this.request({
       path: `${VEGVESEN_LOOKUP_PATH}?kjennemerke=${encodeURIComponent(kjennemerke)}`,
-      headers: { 'SVV-Authorization': `Apikey ${this.apiKey}` },
+      headers: { 'SVV-Authorization': `Apikey ${this.config.apiKey}` },
     });
     switch (response.status) {
       case 200: {
