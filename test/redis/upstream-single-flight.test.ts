@@ -61,6 +61,7 @@ interface Instance {
   readonly source: UpstreamSource;
   readonly events: UpstreamEvent[];
   readonly wait: TestWaitClock;
+  readonly shared: RedisSharedCache;
 }
 
 describe('single flight across instances', () => {
@@ -93,8 +94,9 @@ describe('single flight across instances', () => {
     const events: UpstreamEvent[] = [];
     monitor.subscribe((event) => events.push(event));
     const wait = new TestWaitClock();
-    const context = { cache: new UpstreamCacheRepository(storage.db), clock: new ManualClock(), monitor, shared: new RedisSharedCache(connection, prefix, quiet), waitClock: wait };
-    return { source: new UpstreamSource(settings, context), events, wait };
+    const shared = new RedisSharedCache(connection, prefix, quiet);
+    const context = { cache: new UpstreamCacheRepository(storage.db), clock: new ManualClock(), monitor, shared, waitClock: wait };
+    return { source: new UpstreamSource(settings, context), events, wait, shared };
   }
 
   const lookups = (i: Instance, upstream: HeldUpstream, n: number): Promise<UpstreamAnswer>[] => Array.from({ length: n }, () => i.source.lookup('AB12CDE', upstream.fetch));
@@ -163,6 +165,22 @@ describe('single flight across instances', () => {
         { status: 'found', payload: { make: 'FORD' }, via: 'upstream' },
         { status: 'found', payload: { make: 'FORD' }, via: 'upstream' },
       ]);
+    });
+
+    it('gives the lock to one claimant at a time, and a late release never frees a lock another instance took since', async () => {
+      const [a, b] = [await instance(REDIS_TEST_URL), await instance(REDIS_TEST_URL)];
+      const first = await a.shared.claim('k', 60_000);
+      expect(first.role).toBe('leader');
+      expect((await b.shared.claim('k', 60_000)).role).toBe('follower');
+      expect(await raw.pttl(`${prefix}flight:k`)).toBeGreaterThan(0);
+      // The first lease ends (as if it expired) and the second instance takes the lock.
+      await raw.del(`${prefix}flight:k`);
+      const second = await b.shared.claim('k', 60_000);
+      expect(second.role).toBe('leader');
+      if (first.role === 'leader') await first.release();
+      expect(await raw.exists(`${prefix}flight:k`)).toBe(1);
+      if (second.role === 'leader') await second.release();
+      expect(await raw.exists(`${prefix}flight:k`)).toBe(0);
     });
 
     it('never holds back a provider whose answers are not kept (CACHE_TTL_S=0): every instance asks', async () => {
