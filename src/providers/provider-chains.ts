@@ -8,8 +8,9 @@ import type { PaidUpstream, UpstreamRouter } from './routing/upstream-router.js'
  * wrapper every provider of those operations' chains is wrapped in (an enrichment of their answers,
  * such as the NHTSA safety ratings), applied after the whole chain is built.
  *
- * Adding a paid provider is its folder plus one line in upstream-registrations.ts:
- * `{ operations: config.x.paid.operations, paid: { provider: new XProvider(...), settings: config.x.paid } }`.
+ * A provider folder's registrar (`<folder>/<name>.registration.ts`, a ProviderRegistrar) returns
+ * them; adding a provider is its folder plus one line in upstream-registrations.ts's REGISTRARS.
+ * A paid one: `{ operations: servedOf(config.x.paid, [...]), paid: { provider: new XProvider(...), settings: config.x.paid } }`.
  */
 export type ProviderRegistration =
   | { readonly operations: readonly string[]; readonly provider: Provider }

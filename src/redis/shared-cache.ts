@@ -1,4 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import { OutageLog, type RedisConnection, type RedisLog } from './redis-connection.js';
+
+/**
+ * The answer of `SharedCache.claim`: this instance holds the key's lock (and must release it when
+ * its answer is stored, or at once when it has none), another instance holds it (wait for its
+ * answer in the cache), or Redis did not answer (go on alone, as without Redis).
+ */
+export type FlightClaim = { readonly role: 'leader'; readonly release: () => Promise<void> } | { readonly role: 'follower' } | { readonly role: 'alone' };
 
 /**
  * A cache shared by every instance, for answers that are expensive to get again (upstream
@@ -16,12 +24,26 @@ export interface SharedCache {
   set(key: string, value: unknown, ttlSeconds: number): Promise<void>;
   /** Removes `key` (a no-op when absent). */
   delete(key: string): Promise<void>;
+  /**
+   * Takes the single-flight lock of `key` for `leaseMs` (a whole number >= 1) if no instance holds
+   * it: one instance asks an upstream while the others wait for its answer to appear under the
+   * same key (src/providers/upstream/shared-flight.ts). The lease ends the lock of an instance
+   * that died holding it; `release` ends it early and only ever removes this claim's own lock.
+   */
+  claim(key: string, leaseMs: number): Promise<FlightClaim>;
 }
+
+/** Deletes the lock only when it is still this claim's (its token), so a late release never frees another's. */
+const RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
 /** Values larger than this (as JSON text) are not stored: the cache is for answers, not blobs. */
 export const MAX_VALUE_BYTES = 512 * 1024;
 
-/** SharedCache in Redis: keys `{REDIS_KEY_PREFIX}cache:{key}`, SET ... EX for the TTL. */
+/**
+ * SharedCache in Redis: keys `{REDIS_KEY_PREFIX}cache:{key}`, SET ... EX for the TTL; locks
+ * `{REDIS_KEY_PREFIX}flight:{key}`, SET ... NX PX with a random token, deleted by a script that
+ * checks the token.
+ */
 export class RedisSharedCache implements SharedCache {
   private readonly outage: OutageLog;
 
@@ -53,6 +75,22 @@ export class RedisSharedCache implements SharedCache {
 
   async delete(key: string): Promise<void> {
     await this.attempt((client) => client.del(this.key(key)));
+  }
+
+  async claim(key: string, leaseMs: number): Promise<FlightClaim> {
+    if (!Number.isInteger(leaseMs) || leaseMs < 1) throw new RangeError(`leaseMs must be a whole number >= 1 (got ${leaseMs})`);
+    const lock = `${this.keyPrefix}flight:${key}`;
+    const token = randomBytes(12).toString('hex');
+    const taken = await this.attempt((client) => client.set(lock, token, 'PX', leaseMs, 'NX'));
+    if (taken === 'OK') {
+      return {
+        role: 'leader',
+        release: async () => {
+          await this.attempt((client) => client.eval(RELEASE_SCRIPT, 1, lock, token));
+        },
+      };
+    }
+    return taken === null ? { role: 'follower' } : { role: 'alone' };
   }
 
   private key(key: string): string {

@@ -1,9 +1,9 @@
 import type { CarsxeConfig } from '../../config/provider-config.js';
 import { asObject, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, requireObject, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two CarsXE endpoints we ask: the v2 plate decoder and the VIN specifications. */
 export type CarsxeEndpoint = 'plate' | 'specs';
@@ -17,8 +17,6 @@ export interface CarsxePayload {
   readonly body: JsonObject;
 }
 
-const HTML = /^\s*(<!doctype html|<html)/i;
-
 /** A plate answer with none of these is empty: CarsXE sends "" for what it does not know (§1.2). */
 const PLATE_DATA = ['description', 'make', 'model', 'vin'] as const;
 
@@ -31,17 +29,13 @@ const PLATE_DATA = ['description', 'make', 'model', 'vin'] as const;
  * balance, so a found answer carries neither.
  */
 export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEndpoint): FetchOutcome {
-  if (HTML.test(text)) {
-    throw status >= 500 ? new UpstreamError('server-error', `HTTP ${status} with an HTML page`, status) : new UpstreamError('bad-response', `HTTP ${status} with an HTML page instead of JSON`, status);
-  }
+  const page = htmlPageError(status, text);
+  if (page) throw page;
   switch (status) {
     case 200:
       break;
     case 400:
       return { status: 'not-found', cache: false };
-    case 401:
-    case 403:
-      throw new UpstreamError('auth', `CarsXE refused the API key (HTTP ${status})`, status);
     case 402:
       throw new UpstreamError('out-of-funds', 'CarsXE: no credit left (HTTP 402)', 402);
     case 404:
@@ -49,11 +43,10 @@ export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEnd
     case 429:
       throw new UpstreamError('quota', 'CarsXE usage limit for the period reached (HTTP 429)', 429);
     default:
-      if (status >= 500) throw new UpstreamError('server-error', `HTTP ${status}`, status);
-      throw new UpstreamError('unexpected-status', `unexpected HTTP ${status}`, status);
+      // 401 and 403: a blocked key, an inactive account, a plan without the API.
+      throw statusError(status, { refused: `CarsXE refused the API key (HTTP ${status})` });
   }
-  const body = asObject(parseJson(text));
-  if (!body) throw new UpstreamError('bad-response', 'HTTP 200 without a JSON object', 200);
+  const body = requireObject({ status, object: asObject(parseJson(text)) });
   if (body.success !== true) throw new UpstreamError('bad-response', 'HTTP 200 without success: true', 200);
   const kept: JsonObject = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'input'));
   if (endpoint === 'specs') {
@@ -72,25 +65,19 @@ export function classifyCarsxe(status: number, text: string, endpoint: CarsxeEnd
  * attempt per lookup (each request is a billed unit; the router is the only retry loop); a 429 is
  * read, not waited on: it is the month's quota, not a pause.
  */
-export class CarsxeClient {
+export class CarsxeClient extends UpstreamClient {
   constructor(
-    private readonly source: UpstreamSource,
-    private readonly apiKey: string,
+    context: UpstreamContext,
+    private readonly config: CarsxeConfig,
     /** Where each answer fetched is recorded (CARSXE_RECORD_FILE). */
     private readonly record?: AnswerSink,
-  ) {}
-
-  static create(context: UpstreamContext, config: CarsxeConfig, record?: AnswerSink): CarsxeClient {
-    return new CarsxeClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey, record);
-  }
-
-  get name(): string {
-    return this.source.name;
+  ) {
+    super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey)]);
   }
 
   /** A plate in a country (ISO alpha-2), with its state or district where the country takes one. */
   plate(plate: string, country: string, region: { readonly state?: string; readonly district?: string }, operation: string): Promise<UpstreamAnswer> {
-    const params = new URLSearchParams({ key: this.apiKey, plate, country });
+    const params = new URLSearchParams({ key: this.config.apiKey, plate, country });
     if (region.state !== undefined) params.set('state', region.state);
     if (region.district !== undefined) params.set('district', region.district);
     const key = ['plate', country, region.state ?? region.district ?? '', plate].map((p) => encodeURIComponent(p)).join('|');
@@ -99,20 +86,13 @@ export class CarsxeClient {
 
   /** The specifications of a VIN. */
   specs(vin: string, operation: string): Promise<UpstreamAnswer> {
-    const params = new URLSearchParams({ key: this.apiKey, vin });
+    const params = new URLSearchParams({ key: this.config.apiKey, vin });
     const key = `specs|${vin}`;
     return this.source.lookup(key, recordedFetch(() => this.fetch('specs', `/specs?${params.toString()}`), this.record, key, operation), { operation });
   }
 
   private async fetch(endpoint: CarsxeEndpoint, pathAndQuery: string): Promise<FetchOutcome> {
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}${pathAndQuery}`,
-      headers: PAID_REQUEST_HEADERS,
-      idempotent: false,
-      readServerErrors: true,
-      readRateLimits: true,
-    });
+    const response = await this.request({ path: pathAndQuery, billed: true });
     return classifyCarsxe(response.status, response.text, endpoint);
   }
 }

@@ -1,9 +1,9 @@
-import type { UpstreamResponse } from '../upstream/http-client.js';
 import { asObject, parseJson, stringField } from '../upstream/json-reader.js';
+import { statusError, UpstreamClient, type ClientResponse } from '../upstream/upstream-client.js';
 import { ClientCredentialsTokenSource } from '../upstream/oauth-client-credentials.js';
 import type { DvsaMotConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 const ERROR_CODE = /^MOTH-[A-Z]{2}-\d{2}$/;
 
@@ -23,7 +23,7 @@ export function mothErrorCode(text: string): string | undefined {
 }
 
 /** Answers that mean "this token will not do": 401 (MOTH-UA-01), or 403 token expired / missing. */
-function tokenRejected(response: UpstreamResponse): boolean {
+function tokenRejected(response: ClientResponse): boolean {
   if (response.status === 401) return true;
   if (response.status !== 403) return false;
   const code = mothErrorCode(response.text);
@@ -36,30 +36,23 @@ function tokenRejected(response: UpstreamResponse): boolean {
  * cached and refreshed before it expires; a refused token is replaced once per lookup. Found
  * answers carry the vehicle JSON as given (VehicleWithMotResponse or NewRegVehicleResponse).
  */
-export class DvsaMotClient {
-  constructor(
-    private readonly source: UpstreamSource,
-    private readonly tokens: ClientCredentialsTokenSource,
-    private readonly apiKey: string,
-  ) {}
+export class DvsaMotClient extends UpstreamClient {
+  private readonly tokens: ClientCredentialsTokenSource;
+  private readonly apiKey: string;
 
-  static create(context: UpstreamContext, config: DvsaMotConfig): DvsaMotClient {
-    const source = new UpstreamSource(config.settings, context, [config.apiKey, config.clientSecret]);
-    const tokens = new ClientCredentialsTokenSource({
+  constructor(context: UpstreamContext, config: DvsaMotConfig) {
+    super(context, config.settings, [config.apiKey, config.clientSecret]);
+    this.apiKey = config.apiKey;
+    this.tokens = new ClientCredentialsTokenSource({
       tokenUrl: config.tokenUrl,
       clientId: config.clientId,
       clientSecret: config.clientSecret,
       scope: config.scope,
-      http: source.http,
+      http: this.source.http,
       clock: context.clock,
       monitor: context.monitor,
-      redactor: source.redactor,
+      redactor: this.source.redactor,
     });
-    return new DvsaMotClient(source, tokens, config.apiKey);
-  }
-
-  get name(): string {
-    return this.source.name;
   }
 
   /** The MOT history of a registration (upper case, no spaces). */
@@ -69,7 +62,7 @@ export class DvsaMotClient {
 
   private async fetch(vrm: string): Promise<FetchOutcome> {
     // One budget for the token, the call and the call again after a refused token.
-    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.deadline();
     let token = await this.tokens.token(deadline);
     let response = await this.get(vrm, token, deadline);
     if (tokenRejected(response)) {
@@ -80,21 +73,20 @@ export class DvsaMotClient {
     return this.interpret(response);
   }
 
-  private get(vrm: string, token: string, deadline: number): Promise<UpstreamResponse> {
-    return this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}/vehicles/registration/${encodeURIComponent(vrm)}`,
-      headers: { authorization: `Bearer ${token}`, 'x-api-key': this.apiKey, accept: 'application/json' },
+  private get(vrm: string, token: string, deadline: number): Promise<ClientResponse> {
+    return this.request({
+      path: `/vehicles/registration/${encodeURIComponent(vrm)}`,
+      headers: { authorization: `Bearer ${token}`, 'x-api-key': this.apiKey },
       deadline,
     });
   }
 
-  private interpret(response: UpstreamResponse): FetchOutcome {
+  private interpret(response: ClientResponse): FetchOutcome {
     const code = response.status === 200 ? undefined : mothErrorCode(response.text);
     const shown = code !== undefined ? `, ${code}` : '';
     switch (response.status) {
       case 200: {
-        const parsed = parseJson(response.text);
+        const parsed = response.json;
         // The legacy API answered an array of vehicles; a proxy may still.
         const vehicle = asObject(Array.isArray(parsed) ? (parsed as unknown[])[0] : parsed);
         if (!vehicle) throw new UpstreamError('bad-response', 'HTTP 200 without a JSON vehicle object', 200);
@@ -107,11 +99,8 @@ export class DvsaMotClient {
       case 400:
         // MOTH-IV-03 / MOTH-NP-02 and friends: a registration the API cannot look up. Not cached.
         return { status: 'not-found', cache: false };
-      case 401:
-      case 403:
-        throw new UpstreamError('auth', `DVSA refused our credentials (HTTP ${response.status}${shown})`, response.status);
       default:
-        throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status}${shown}`, response.status);
+        throw statusError(response.status, { refused: `DVSA refused our credentials (HTTP ${response.status}${shown})`, detail: shown });
     }
   }
 }

@@ -1,7 +1,8 @@
-import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
+import { asObject, numberField, objectArrayField, stringField, type JsonObject } from '../upstream/json-reader.js';
+import { statusError, UpstreamClient } from '../upstream/upstream-client.js';
 import type { IsraelConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 import { foldFieldNames, ISRAEL_MODEL_CATALOGUE, ISRAEL_REGISTERS, plateFilterValue, type IsraelRegister } from './israel-registers.js';
 
 /** CKAN's action path (the older `/api/action/` works too; this is the documented one). */
@@ -31,15 +32,9 @@ export interface IsraelPayload {
  * records in every register; a body that is not CKAN's JSON with `success: true` (the WAF's or a
  * maintenance HTML page, which comes with HTTP 200) is a failure, never a not-found.
  */
-export class IsraelClient {
-  constructor(private readonly source: UpstreamSource) {}
-
-  static create(context: UpstreamContext, config: IsraelConfig): IsraelClient {
-    return new IsraelClient(new UpstreamSource(config.settings, context));
-  }
-
-  get name(): string {
-    return this.source.name;
+export class IsraelClient extends UpstreamClient {
+  constructor(context: UpstreamContext, config: IsraelConfig) {
+    super(context, config.settings);
   }
 
   /** The vehicle of a plate of digits (as typed: leading zeros are the registers' business). */
@@ -48,7 +43,7 @@ export class IsraelClient {
   }
 
   private async fetch(plate: string): Promise<FetchOutcome> {
-    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.deadline();
     for (const register of ISRAEL_REGISTERS) {
       const records = await this.search(register.resourceId, { [register.plateField]: plateFilterValue(register, plate) }, 1, deadline, register.key);
       const found = records[0];
@@ -76,14 +71,8 @@ export class IsraelClient {
   /** The records of one `datastore_search`; throws UpstreamError for anything but CKAN's success envelope. */
   private async search(resourceId: string, filters: Record<string, number | string>, limit: number, deadline: number, endpoint: string): Promise<JsonObject[]> {
     const query = new URLSearchParams({ resource_id: resourceId, filters: JSON.stringify(filters), limit: String(limit) });
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}${CKAN_SEARCH_PATH}?${query.toString()}`,
-      headers: { accept: 'application/json', 'user-agent': USER_AGENT },
-      deadline,
-      endpoint,
-    });
-    const body = asObject(parseJson(response.text));
+    const response = await this.request({ path: `${CKAN_SEARCH_PATH}?${query.toString()}`, headers: { 'user-agent': USER_AGENT }, deadline, endpoint });
+    const body = response.object;
     if (response.status === 200) {
       // A WAF block or a maintenance page comes back as HTML with HTTP 200 (§10.1 "Errors").
       if (!body || body.success !== true) throw new UpstreamError('bad-response', `HTTP 200 from ${endpoint} without a CKAN success answer`, 200);
@@ -106,7 +95,8 @@ function failure(endpoint: string, status: number, body: JsonObject | undefined)
       // A validation error: our filter does not fit the register (a number for a text column).
       return new UpstreamError('bad-response', `CKAN refused the query to ${endpoint}${kind}`, status);
     default:
-      return new UpstreamError('unexpected-status', `unexpected HTTP ${status} from ${endpoint}${kind}`, status);
+      // data.gov.il takes no key: a 401 is no refused credential, so it stays an unexpected status.
+      return statusError(status, { detail: ` from ${endpoint}${kind}` });
   }
 }
 

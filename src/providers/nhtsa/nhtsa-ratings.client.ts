@@ -1,7 +1,8 @@
-import { asObject, numberField, objectArrayField, parseJson, type JsonObject } from '../upstream/json-reader.js';
+import { numberField, objectArrayField, type JsonObject } from '../upstream/json-reader.js';
+import { statusError, UpstreamClient } from '../upstream/upstream-client.js';
 import type { NhtsaRatingsConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The vehicle a ratings search asks about. */
 export interface RatedVehicle {
@@ -22,15 +23,9 @@ export const MAX_RATED_VARIANTS = 6;
  * `Count: 0` (or 404 for a make or model it does not know): not found. Found answers carry the
  * rating objects of every variant (at most MAX_RATED_VARIANTS), cached by make, model and year.
  */
-export class NhtsaRatingsClient {
-  constructor(private readonly source: UpstreamSource) {}
-
-  static create(context: UpstreamContext, config: NhtsaRatingsConfig): NhtsaRatingsClient {
-    return new NhtsaRatingsClient(new UpstreamSource(config.settings, context));
-  }
-
-  get name(): string {
-    return this.source.name;
+export class NhtsaRatingsClient extends UpstreamClient {
+  constructor(context: UpstreamContext, config: NhtsaRatingsConfig) {
+    super(context, config.settings);
   }
 
   ratings(vehicle: RatedVehicle): Promise<UpstreamAnswer> {
@@ -39,7 +34,7 @@ export class NhtsaRatingsClient {
   }
 
   private async fetch(vehicle: RatedVehicle): Promise<FetchOutcome> {
-    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.deadline();
     const path = `/SafetyRatings/modelyear/${vehicle.modelYear}/make/${encodeURIComponent(vehicle.make)}/model/${encodeURIComponent(vehicle.model)}`;
     const variants = await this.results(path, deadline, 'variants');
     if (variants === undefined) return { status: 'not-found' };
@@ -54,10 +49,10 @@ export class NhtsaRatingsClient {
 
   /** `Results` of one request, or undefined for a 404 or an empty list. */
   private async results(path: string, deadline: number, endpoint: string): Promise<JsonObject[] | undefined> {
-    const response = await this.source.http.request({ method: 'GET', url: `${this.source.settings.baseUrl}${path}`, headers: { accept: 'application/json' }, deadline, endpoint });
+    const response = await this.request({ path, deadline, endpoint });
     if (response.status === 404) return undefined;
-    if (response.status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status} from ${endpoint}`, response.status);
-    const body = asObject(parseJson(response.text));
+    if (response.status !== 200) throw statusError(response.status, { detail: ` from ${endpoint}` });
+    const body = response.object;
     if (!body || !Array.isArray(body.Results)) throw new UpstreamError('bad-response', `HTTP 200 from ${endpoint} without a Results array`, 200);
     const results = objectArrayField(body, 'Results');
     return results.length === 0 ? undefined : results;

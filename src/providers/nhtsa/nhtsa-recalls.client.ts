@@ -1,7 +1,7 @@
 import type { NhtsaRecallsConfig } from '../../config/provider-config.js';
-import { asObject, parseJson } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The vehicle a recalls search asks about, as the Recalls API takes it. */
 export interface RecallVehicle {
@@ -21,15 +21,9 @@ export interface RecallVehicle {
  * provider reads as "no recalls", so it is kept only for the shorter not-found TTL: a 400 may
  * also be our request's fault. A 400 without that body, and any other status, is a failure.
  */
-export class NhtsaRecallsClient {
-  constructor(private readonly source: UpstreamSource) {}
-
-  static create(context: UpstreamContext, config: NhtsaRecallsConfig): NhtsaRecallsClient {
-    return new NhtsaRecallsClient(new UpstreamSource(config.settings, context));
-  }
-
-  get name(): string {
-    return this.source.name;
+export class NhtsaRecallsClient extends UpstreamClient {
+  constructor(context: UpstreamContext, config: NhtsaRecallsConfig) {
+    super(context, config.settings);
   }
 
   /** The recall campaigns of a make, model and model year. */
@@ -40,16 +34,9 @@ export class NhtsaRecallsClient {
 
   private async fetch(vehicle: RecallVehicle): Promise<FetchOutcome> {
     const query = new URLSearchParams({ make: vehicle.make, model: vehicle.model, modelYear: String(vehicle.modelYear) });
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}/recalls/recallsByVehicle?${query.toString()}`,
-      headers: { accept: 'application/json' },
-    });
-    if (response.status !== 200 && response.status !== 400) {
-      throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status}`, response.status);
-    }
-    const body = asObject(parseJson(response.text));
-    const results = body?.results;
+    const response = await this.request({ path: `/recalls/recallsByVehicle?${query.toString()}` });
+    if (response.status !== 200 && response.status !== 400) throw statusError(response.status);
+    const results = response.object?.results;
     if (response.status === 400) {
       if (Array.isArray(results) && results.length === 0) return { status: 'not-found', cache: true };
       throw new UpstreamError('unexpected-status', 'HTTP 400 without the empty results of a vehicle with no recalls', 400);

@@ -1,8 +1,8 @@
 import type { RdwConfig } from '../../config/provider-config.js';
-import { asObject, parseJson, type JsonObject } from '../upstream/json-reader.js';
-import type { UpstreamResponse } from '../upstream/http-client.js';
+import { asObject, type JsonObject } from '../upstream/json-reader.js';
+import { statusError, UpstreamClient } from '../upstream/upstream-client.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** "Gekentekende voertuigen" and its fuel dataset (upstream-sources.md §3). */
 export const RDW_VEHICLE_DATASET = 'm9d7-ebf2';
@@ -20,18 +20,12 @@ export interface RdwPayload {
  * token (`X-App-Token`) only raises the throttle ceiling. An unknown plate is HTTP 200 with `[]`.
  * Both answers are cached together by plate.
  */
-export class RdwClient {
+export class RdwClient extends UpstreamClient {
   constructor(
-    private readonly source: UpstreamSource,
-    private readonly appToken: string | undefined,
-  ) {}
-
-  static create(context: UpstreamContext, config: RdwConfig): RdwClient {
-    return new RdwClient(new UpstreamSource(config.settings, context, [config.appToken]), config.appToken);
-  }
-
-  get name(): string {
-    return this.source.name;
+    context: UpstreamContext,
+    private readonly config: RdwConfig,
+  ) {
+    super(context, config.settings, [config.appToken]);
   }
 
   /** The register row and fuel rows of a plate (upper case, no hyphens). */
@@ -41,7 +35,7 @@ export class RdwClient {
 
   private async fetch(kenteken: string): Promise<FetchOutcome> {
     // One budget for both requests, as for any lookup that makes several (http-client.ts).
-    const deadline = this.source.http.deadlineIn(this.source.settings.budgetMs);
+    const deadline = this.deadline();
     const vehicles = await this.rows(RDW_VEHICLE_DATASET, kenteken, deadline);
     const vehicle = vehicles[0];
     if (vehicle === undefined) return { status: 'not-found' };
@@ -52,12 +46,11 @@ export class RdwClient {
 
   /** The rows of one dataset for a plate; throws UpstreamError for anything but a 200 JSON array. */
   private async rows(dataset: string, kenteken: string, deadline: number): Promise<JsonObject[]> {
-    const url = `${this.source.settings.baseUrl}/resource/${dataset}.json?kenteken=${encodeURIComponent(kenteken)}`;
-    const headers: Record<string, string> = { accept: 'application/json' };
-    if (this.appToken !== undefined) headers['x-app-token'] = this.appToken;
-    const response: UpstreamResponse = await this.source.http.request({ method: 'GET', url, headers, deadline, endpoint: dataset });
+    const path = `/resource/${dataset}.json?kenteken=${encodeURIComponent(kenteken)}`;
+    const headers = this.config.appToken !== undefined ? { 'x-app-token': this.config.appToken } : {};
+    const response = await this.request({ path, headers, deadline, endpoint: dataset });
     if (response.status === 200) {
-      const body = parseJson(response.text);
+      const body = response.json;
       if (!Array.isArray(body)) throw new UpstreamError('bad-response', `HTTP 200 from ${dataset} without a JSON array`, 200);
       return (body as unknown[]).map(asObject).filter((row): row is JsonObject => row !== undefined);
     }
@@ -67,14 +60,7 @@ export class RdwClient {
 
 /** Socrata's documented codes (§3 "response-codes"): none of them is an answer about the plate. */
 function failure(dataset: string, status: number): UpstreamError {
-  switch (status) {
-    case 401:
-    case 403:
-      return new UpstreamError('auth', `RDW refused the app token (HTTP ${status} from ${dataset})`, status);
-    case 202:
-      // "Processing, retry": the answer is not ready; the caller may ask again.
-      return new UpstreamError('unexpected-status', `RDW is still processing the query (HTTP 202 from ${dataset})`, status);
-    default:
-      return new UpstreamError('unexpected-status', `unexpected HTTP ${status} from ${dataset}`, status);
-  }
+  // "Processing, retry": the answer is not ready; the caller may ask again.
+  if (status === 202) return new UpstreamError('unexpected-status', `RDW is still processing the query (HTTP 202 from ${dataset})`, status);
+  return statusError(status, { refused: `RDW refused the app token (HTTP ${status} from ${dataset})`, detail: ` from ${dataset}` });
 }

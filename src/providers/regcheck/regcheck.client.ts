@@ -7,7 +7,8 @@ import { codecOf, recordFromXml } from '../../results/index.js';
 import type { RegcheckConfig } from '../../config/provider-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /**
  * What the `regcheck` source keeps of one answer (the upstream cache's payload, and what
@@ -48,9 +49,6 @@ const LOOKUP_FAILED = /lookup failed/i;
 const WRONG_USERNAME = /username is incorrect/i;
 const OUT_OF_CREDIT = /out of credit|credits? (have|has) (run out|expired)|no credits? (left|remaining)/i;
 
-/** The first bytes of an HTML page (a maintenance page, a proxy's error page). */
-const HTML = /^\s*(<!doctype html|<html)/i;
-
 /**
  * The original Car Registration API over its HTTP GET binding (issue 24): `GET
  * {base}/api/reg.asmx/{Op}?{params}&username=` (or `/api/bespokeapi.asmx/` for the operations only
@@ -59,22 +57,15 @@ const HTML = /^\s*(<!doctype html|<html)/i;
  * every message. One attempt per lookup: the original charges per call, and a timeout may still
  * have been charged, so nothing is retried.
  */
-export class RegcheckClient {
+export class RegcheckClient extends UpstreamClient {
   constructor(
-    private readonly source: UpstreamSource,
+    context: UpstreamContext,
     private readonly config: RegcheckConfig,
     private readonly hooks: RegcheckHooks = {},
     /** Where each answer fetched is recorded (REGCHECK_RECORD_FILE). */
     private readonly record?: AnswerSink,
-  ) {}
-
-  static create(context: UpstreamContext, config: RegcheckConfig, hooks: RegcheckHooks = {}, record?: AnswerSink): RegcheckClient {
-    const secrets = [config.username, encodeURIComponent(config.username)];
-    return new RegcheckClient(new UpstreamSource(config.settings, context, secrets), config, hooks, record);
-  }
-
-  get name(): string {
-    return this.source.name;
+  ) {
+    super(context, config.settings, [config.username, encodeURIComponent(config.username)]);
   }
 
   /** The answer for a query: from the shared cache, or one call to the original. Never throws. */
@@ -90,7 +81,7 @@ export class RegcheckClient {
     const op = query.operation;
     const params = new URLSearchParams();
     for (const p of op.parameters) params.append(p.name, p.role === 'username' ? this.config.username : query.values[p.name] ?? '');
-    return `${this.source.settings.baseUrl}${SERVICES[serviceOf(op)].path}/${op.name}?${params.toString()}`;
+    return this.urlOf(`${SERVICES[serviceOf(op)].path}/${op.name}?${params.toString()}`);
   }
 
   private async fetch(query: LookupQuery): Promise<FetchOutcome> {
@@ -106,18 +97,21 @@ export class RegcheckClient {
     });
     if (response.status >= 500) {
       const body = response.text;
-      if (HTML.test(body)) throw new UpstreamError('server-error', `HTTP ${response.status} with an HTML page`, response.status);
+      const page = htmlPageError(response.status, body, 'XML');
+      if (page) throw page;
       if (WRONG_USERNAME.test(body)) throw new UpstreamError('auth', 'the original refused the username (REGCHECK_USERNAME)', response.status);
       if (OUT_OF_CREDIT.test(body)) throw new UpstreamError('out-of-funds', 'the account at the original is out of credit', response.status);
       if (LOOKUP_FAILED.test(body)) return { status: 'not-found' };
       throw new UpstreamError('server-error', `HTTP ${response.status} (a fault of the original)`, response.status);
     }
-    if (response.status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${response.status}`, response.status);
-    if (HTML.test(response.text)) throw new UpstreamError('bad-response', 'HTTP 200 with an HTML page instead of XML', 200);
+    if (response.status !== 200) throw statusError(response.status);
+    const page = htmlPageError(200, response.text, 'XML');
+    if (page) throw page;
     const record = readAnswer(op, response.text);
     const payload: RegcheckPayload = { operation: op.name, key: keyObject(query), record };
     return { status: 'found', payload };
   }
+
 }
 
 /** The cache key of a query: the operation and every value sent upstream (filters too: CheckPrice's mileage). */

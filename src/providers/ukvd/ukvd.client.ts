@@ -1,9 +1,9 @@
 import type { UkvdConfig } from '../../config/provider-config.js';
 import { asObject, numberField, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The package UKMOT asks (commercial-upstreams.md §2.2 "MotHistoryDetails package"). */
 export const UKVD_MOT_PACKAGE = 'MotHistoryDetails';
@@ -17,9 +17,6 @@ export interface UkvdPayload {
   readonly package: string;
   readonly results: JsonObject;
 }
-
-/** The first bytes of an HTML page (a maintenance page, a proxy's error page). */
-const HTML = /^\s*(<!doctype html|<html)/i;
 
 /**
  * r2's StatusCode enum (UKVD-OAS, commercial-upstreams.md §2.2), grouped by what each means for
@@ -58,9 +55,8 @@ function statusCodeOf(block: JsonObject | undefined): number | undefined {
  * (VehicleDetails or MotHistoryDetails): a package answer whose block failed is no answer.
  */
 export function classifyUkvd(status: number, text: string, packageName: string, block: string): FetchOutcome {
-  if (HTML.test(text)) {
-    throw status >= 500 ? new UpstreamError('server-error', `HTTP ${status} with an HTML page`, status) : new UpstreamError('bad-response', `HTTP ${status} with an HTML page instead of JSON`, status);
-  }
+  const page = htmlPageError(status, text);
+  if (page) throw page;
   const body = asObject(parseJson(text));
   const info = body ? asObject(body.ResponseInformation) : undefined;
   const code = statusCodeOf(info);
@@ -74,7 +70,7 @@ export function classifyUkvd(status: number, text: string, packageName: string, 
     throw new UpstreamError('rate-limited', `UK Vehicle Data rate limit (HTTP 429${code !== undefined ? `, StatusCode ${code}` : ''})`, 429);
   }
   if (status >= 500) throw new UpstreamError('server-error', `HTTP ${status}${named}`, status);
-  if (status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${status}`, status);
+  if (status !== 200) throw statusError(status);
   if (!body || code === undefined) throw new UpstreamError('bad-response', 'HTTP 200 without an r2 ResponseInformation.StatusCode', 200);
 
   // Funds are read before the status: a BillingFailure (3) says why only in BillingInformation.
@@ -125,20 +121,14 @@ export function classifyUkvd(status: number, text: string, packageName: string, 
  * and the router is the only retry loop (§10). A 429 and a 5xx are read, not retried: their
  * bodies carry r2's StatusCode, which tells a daily limit from a concurrency limit.
  */
-export class UkvdClient {
+export class UkvdClient extends UpstreamClient {
   constructor(
-    private readonly source: UpstreamSource,
-    private readonly apiKey: string,
+    context: UpstreamContext,
+    private readonly config: UkvdConfig,
     /** Where each answer fetched is recorded (UKVD_RECORD_FILE). */
     private readonly record?: AnswerSink,
-  ) {}
-
-  static create(context: UpstreamContext, config: UkvdConfig, record?: AnswerSink): UkvdClient {
-    return new UkvdClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey)]), config.apiKey, record);
-  }
-
-  get name(): string {
-    return this.source.name;
+  ) {
+    super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey)]);
   }
 
   /** The `packageName` answer for a registration (upper case, no spaces), whose `block` the caller maps. */
@@ -148,15 +138,8 @@ export class UkvdClient {
   }
 
   private async fetch(packageName: string, block: string, vrm: string): Promise<FetchOutcome> {
-    const params = new URLSearchParams({ ApiKey: this.apiKey, PackageName: packageName, Vrm: vrm });
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: `${this.source.settings.baseUrl}/r2/lookup?${params.toString()}`,
-      headers: PAID_REQUEST_HEADERS,
-      idempotent: false,
-      readServerErrors: true,
-      readRateLimits: true,
-    });
+    const params = new URLSearchParams({ ApiKey: this.config.apiKey, PackageName: packageName, Vrm: vrm });
+    const response = await this.request({ path: `/r2/lookup?${params.toString()}`, billed: true });
     return classifyUkvd(response.status, response.text, packageName, block);
   }
 }

@@ -1,10 +1,11 @@
 import type { SharedCache } from '../../redis/shared-cache.js';
 import type { Clock } from '../../shared/clock.js';
-import type { WaitClock } from '../../shared/wait-clock.js';
+import { realWaitClock, type WaitClock } from '../../shared/wait-clock.js';
 import type { ProviderAnswer } from '../../lookup/provider.js';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { UpstreamHttpClient } from './http-client.js';
 import { SecretRedactor } from './secret-redactor.js';
+import { takeTurn, type FlightTurn } from './shared-flight.js';
 import type { CachedAnswer, UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
@@ -17,8 +18,8 @@ export interface UpstreamContext {
   readonly monitor: UpstreamMonitor;
   /**
    * The cache every instance shares through Redis (REDIS_URL), read before the database table and
-   * written with it. It never throws and misses while Redis is down, so the table stays the
-   * authority.
+   * written with it, and the lock of each key's single flight across instances (shared-flight.ts).
+   * It never throws and misses while Redis is down, so the table stays the authority.
    */
   readonly shared?: SharedCache | undefined;
   /** The HTTP clients' request budgets and retry pauses (`UpstreamHttpOptions.wait`); real time when absent. */
@@ -113,7 +114,10 @@ const PURGE_INTERVAL_MS = 60 * 60 * 1000;
  * ```
  * The fetch function throws UpstreamError for anything that is not an answer; every throw makes
  * the lookup `unavailable` and counts against the breaker. Found and not-found count as successes.
- * Concurrent lookups of one key share one fetch.
+ * Concurrent lookups of one key share one fetch: in one process through `inflight`, and across
+ * instances sharing Redis through a lock per key (shared-flight.ts): one instance asks, the others
+ * are served its answer from the shared cache (`via: 'cache'`, which costs no upstream spend). A
+ * provider whose found answers are never kept (`cacheTtlS` 0) takes no part: it is asked every time.
  */
 export class UpstreamSource {
   readonly http: UpstreamHttpClient;
@@ -164,12 +168,29 @@ export class UpstreamSource {
     const started = performance.now();
     const seconds = (): number => (performance.now() - started) / 1000;
 
-    const cached = await this.readCache(key);
-    if (cached) {
+    const fromCache = (cached: CachedAnswer): UpstreamAnswer => {
       monitor.emit({ type: 'answer', provider, answer: cached.status, via: 'cache', seconds: seconds(), ...op });
       return cached.status === 'found' ? { status: 'found', payload: cached.payload, via: 'cache' } : { status: 'not-found', via: 'cache' };
-    }
+    };
+    const cached = await this.readCache(key);
+    if (cached) return fromCache(cached);
 
+    const turn = await this.flight(key);
+    if (turn.kind === 'answer') return fromCache(turn.answer);
+    try {
+      return await this.ask(key, fetch, options, seconds);
+    } finally {
+      // After the answer is stored (ask awaits writeCache), or at once when there is none: the next
+      // waiting instance then takes the lock and asks itself.
+      if (turn.kind === 'lead') await turn.release();
+    }
+  }
+
+  /** The gate, the breaker and the call, for a lookup no cache answered; never throws. */
+  private async ask(key: string, fetch: () => Promise<FetchOutcome>, options: LookupOptions, seconds: () => number): Promise<UpstreamAnswer> {
+    const { monitor } = this.context;
+    const provider = this.settings.name;
+    const op = options.operation === undefined ? {} : { operation: options.operation };
     const own = options.refuse?.();
     const gate = (own instanceof Promise ? await own : own) ?? this.context.gate?.(provider);
     const refused = gate instanceof Promise ? await gate : gate;
@@ -203,10 +224,30 @@ export class UpstreamSource {
     return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
   }
 
+  /**
+   * This instance's turn at a key no cache answered (shared-flight.ts): lead, be served another
+   * instance's answer, or go alone. Only where answers are shared (Redis) and found answers are
+   * kept: a follower is served from the cache, so with `cacheTtlS` 0 it would only ever wait.
+   */
+  private flight(key: string): Promise<FlightTurn<CachedAnswer>> {
+    const shared = this.context.shared;
+    if (!shared || this.settings.cacheTtlS <= 0) return Promise.resolve({ kind: 'alone' });
+    const sharedKey = this.sharedKey(key);
+    const leaseMs = Math.max(1, Math.ceil(this.settings.budgetMs));
+    return takeTurn(shared, sharedKey, leaseMs, this.context.waitClock ?? realWaitClock, async () => {
+      const value = await shared.get(sharedKey);
+      return isCachedAnswer(value) ? value : undefined;
+    });
+  }
+
+  private sharedKey(key: string): string {
+    return `upstream:${this.settings.name}:${key}`;
+  }
+
   /** A cache that cannot be read is a miss: the upstream still answers. */
   private async readCache(key: string): Promise<Awaited<ReturnType<UpstreamCacheRepository['get']>>> {
     if (this.settings.cacheTtlS <= 0 && this.settings.notFoundTtlS <= 0) return undefined;
-    const sharedKey = `upstream:${this.settings.name}:${key}`;
+    const sharedKey = this.sharedKey(key);
     const shared = await this.context.shared?.get(sharedKey);
     if (isCachedAnswer(shared)) return shared;
     try {
@@ -228,7 +269,7 @@ export class UpstreamSource {
   private async writeCache(key: string, answer: { status: 'found'; payload: unknown } | { status: 'not-found' }, ttlS: number): Promise<void> {
     if (ttlS <= 0) return;
     const now = this.context.clock.now();
-    await this.context.shared?.set(`upstream:${this.settings.name}:${key}`, { ...answer, fetchedAt: now.toISOString() }, ttlS);
+    await this.context.shared?.set(this.sharedKey(key), { ...answer, fetchedAt: now.toISOString() }, ttlS);
     try {
       await this.context.cache.put(this.settings.name, key, answer, ttlS, now);
       if (now.getTime() - this.lastPurge >= PURGE_INTERVAL_MS) {

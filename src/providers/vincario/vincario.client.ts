@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import type { VincarioConfig } from '../../config/provider-config.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
-import { PAID_REQUEST_HEADERS } from '../upstream/paid-request.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
-import { UpstreamSource, type FetchOutcome, type UpstreamAnswer, type UpstreamContext } from '../upstream/upstream-source.js';
+import { htmlPageError, requireObject, statusError, UpstreamClient } from '../upstream/upstream-client.js';
+import type { FetchOutcome, UpstreamAnswer, UpstreamContext } from '../upstream/upstream-source.js';
 
 /** The two Vincario actions we ask (commercial-upstreams.md §3.1): the path and the operation id in the control sum. */
 export type VincarioService = 'decode' | 'stolen-check';
@@ -26,7 +26,6 @@ export function controlSum(vin: string, service: VincarioService, apiKey: string
   return createHash('sha1').update(`${vin.toUpperCase()}|${service}|${apiKey}|${secret}`).digest('hex').slice(0, 10);
 }
 
-const HTML = /^\s*(<!doctype html|<html)/i;
 const RATE_LIMIT = /reached limit of \d+ requests per/i;
 
 /**
@@ -37,13 +36,12 @@ const RATE_LIMIT = /reached limit of \d+ requests per/i;
  * sum refused is bad credentials; the per-minute limit is a rate limit.
  */
 export function classifyVincario(status: number, text: string, service: VincarioService): FetchOutcome {
-  if (HTML.test(text)) {
-    throw status >= 500 ? new UpstreamError('server-error', `HTTP ${status} with an HTML page`, status) : new UpstreamError('bad-response', `HTTP ${status} with an HTML page instead of JSON`, status);
-  }
-  if (status >= 500) throw new UpstreamError('server-error', `HTTP ${status}`, status);
-  const body = asObject(parseJson(text));
-  if (body && body.error === true) {
-    const message = stringField(body, 'message') ?? '';
+  const page = htmlPageError(status, text);
+  if (page) throw page;
+  if (status >= 500) throw statusError(status);
+  const parsed = asObject(parseJson(text));
+  if (parsed && parsed.error === true) {
+    const message = stringField(parsed, 'message') ?? '';
     if (/^unknown api key/i.test(message)) throw new UpstreamError('auth', 'Vincario does not know the API key (VINCARIO_API_KEY)', status);
     if (/^invalid control sum/i.test(message)) throw new UpstreamError('auth', 'Vincario refused the control sum (check VINCARIO_SECRET)', status);
     if (/^not enough lookups/i.test(message)) throw new UpstreamError('out-of-funds', `Vincario has no ${BALANCE_NAME[service]} lookups left`, status);
@@ -53,8 +51,8 @@ export function classifyVincario(status: number, text: string, service: Vincario
     throw new UpstreamError('bad-response', `Vincario answered an undocumented error (HTTP ${status})`, status);
   }
   if (status === 429) throw new UpstreamError('rate-limited', 'Vincario rate limit (HTTP 429)', 429);
-  if (status !== 200) throw new UpstreamError('unexpected-status', `unexpected HTTP ${status}`, status);
-  if (!body) throw new UpstreamError('bad-response', 'HTTP 200 without a JSON object', 200);
+  if (status !== 200) throw statusError(status);
+  const body = requireObject({ status, object: parsed });
 
   const price = numberField(body, 'price');
   const balances = asObject(body.balance);
@@ -87,27 +85,25 @@ export function classifyVincario(status: number, text: string, service: Vincario
  * is never sent, logged or put in a message (the redactor holds both). One attempt per lookup: each call is
  * billed, and the router is the only retry loop.
  */
-export class VincarioClient {
+export class VincarioClient extends UpstreamClient {
   constructor(
-    private readonly source: UpstreamSource,
+    context: UpstreamContext,
     private readonly config: VincarioConfig,
     /** Where each answer fetched is recorded (VINCARIO_RECORD_FILE). */
     private readonly record?: AnswerSink,
-  ) {}
-
-  static create(context: UpstreamContext, config: VincarioConfig, record?: AnswerSink): VincarioClient {
-    return new VincarioClient(new UpstreamSource(config.settings, context, [config.apiKey, encodeURIComponent(config.apiKey), config.secret, encodeURIComponent(config.secret)]), config, record);
-  }
-
-  get name(): string {
-    return this.source.name;
+  ) {
+    super(context, config.settings, [config.apiKey, encodeURIComponent(config.apiKey), config.secret, encodeURIComponent(config.secret)]);
   }
 
   /** The URL of one call (tests check the control sum against it). */
   url(service: VincarioService, vin: string): string {
+    return this.urlOf(this.path(service, vin));
+  }
+
+  private path(service: VincarioService, vin: string): string {
     const { apiKey, secret } = this.config;
     const upper = vin.toUpperCase();
-    return `${this.source.settings.baseUrl}/${encodeURIComponent(apiKey)}/${controlSum(upper, service, apiKey, secret)}/${service}/${encodeURIComponent(upper)}.json`;
+    return `/${encodeURIComponent(apiKey)}/${controlSum(upper, service, apiKey, secret)}/${service}/${encodeURIComponent(upper)}.json`;
   }
 
   lookup(service: VincarioService, vin: string, operation: string): Promise<UpstreamAnswer> {
@@ -116,14 +112,7 @@ export class VincarioClient {
   }
 
   private async fetch(service: VincarioService, vin: string): Promise<FetchOutcome> {
-    const response = await this.source.http.request({
-      method: 'GET',
-      url: this.url(service, vin),
-      headers: PAID_REQUEST_HEADERS,
-      idempotent: false,
-      readServerErrors: true,
-      readRateLimits: true,
-    });
+    const response = await this.request({ path: this.path(service, vin), billed: true });
     return classifyVincario(response.status, response.text, service);
   }
 }
