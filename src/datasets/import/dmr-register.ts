@@ -1,8 +1,8 @@
 import { TextDecoder } from 'node:util';
-import { SaxesParser } from 'saxes';
 import type { InputRule } from '../../catalogue/input-rules.js';
 import { fileInput, type CsvInput } from './csv-reader.js';
 import { RegisterFileError, type RegisterReadSummary, type RegisterSink } from './staged-register-importer.js';
+import { DmrXmlReader, type XmlHandler } from './dmr-xml-reader.js';
 import { isZipFile, zipEntryInputs } from './zip-input.js';
 
 /** The operation whose dataset the DMR export fills. */
@@ -111,109 +111,144 @@ async function* inputsOf(path: string): AsyncGenerator<CsvInput> {
   else yield fileInput(path);
 }
 
+/** Why a record carries nothing to import, or its plate, rank and document. */
+type Taken = { readonly skip: string } | { readonly key: string; readonly rank: string; readonly document: string };
+
+/** The plate, rank and CheckDenmark document of one `Statistik` record, or why it has none. */
+function takeRecord(record: XmlObject, sequence: number, plateRule: InputRule): Taken {
+  const plateText = typeof record.RegistreringNummerNummer === 'string' ? record.RegistreringNummerNummer : '';
+  if (plateText === '') return { skip: NO_PLATE };
+  const vehicle = dmrVehicleJson(record);
+  if (vehicle === undefined) return { skip: NO_MAKE };
+  const plate = plateRule.normalise(plateText);
+  if (!plate.ok) return { skip: BAD_PLATE };
+  return { key: plate.value, rank: rankOf(record, sequence), document: JSON.stringify(vehicle) };
+}
+
+/**
+ * Builds one `Statistik` record at a time from the reader's events (DmrXmlReader): only the record
+ * being read is held, so memory stays flat whatever the file size.
+ */
+class RecordBuilder implements XmlHandler {
+  private readonly stack: Frame[] = [];
+  /** Depth of the element stack where the current Statistik sits, or -1 outside one. */
+  private recordDepth = -1;
+  private depth = 0;
+  records = 0;
+
+  constructor(private readonly onRecord: (record: XmlObject, sequence: number) => void) {}
+
+  open(qualified: string): void {
+    this.depth += 1;
+    const name = localName(qualified);
+    if (this.depth === 1 && name !== 'ESStatistikListeModtag_I') throw new Error(`the root element is ${name}, not ESStatistikListeModtag_I`);
+    if (this.recordDepth === -1) {
+      if (name === 'Statistik') {
+        this.recordDepth = this.depth;
+        this.stack.push({ name, children: undefined, text: '' });
+      }
+      return;
+    }
+    const parent = this.stack[this.stack.length - 1];
+    if (parent && parent.children === undefined) parent.children = {};
+    this.stack.push({ name, children: undefined, text: '' });
+  }
+
+  text(text: string): void {
+    const top = this.stack[this.stack.length - 1];
+    if (top) top.text += text;
+  }
+
+  close(): void {
+    this.depth -= 1;
+    if (this.recordDepth === -1) return;
+    const frame = this.stack.pop();
+    if (!frame) return;
+    const value: XmlValue = frame.children ?? frame.text.trim();
+    const parent = this.stack[this.stack.length - 1];
+    if (parent) {
+      const siblings = (parent.children ??= {});
+      const existing = siblings[frame.name];
+      siblings[frame.name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
+      return;
+    }
+    // The Statistik element itself closed: one whole record.
+    this.recordDepth = -1;
+    this.records += 1;
+    this.onRecord(frame.children ?? {}, this.records);
+  }
+}
+
+/**
+ * One DMR XML document, pushed as chunks of bytes (which may end anywhere, inside a tag or a
+ * character): each usable record goes to `record`, the others are counted by reason in `skipped`.
+ * `write` and `end` throw an XmlSyntaxError (with its line) or an Error where the document is not
+ * a DMR export; `records` then says how many whole records came before.
+ */
+export class DmrDocumentReader {
+  readonly skipped: Record<string, number> = {};
+  private readonly builder: RecordBuilder;
+  private readonly xml: DmrXmlReader;
+  private readonly decoder = new TextDecoder('utf-8');
+
+  constructor(plateRule: InputRule, record: (key: string, rank: string, document: string) => void, onRecord: (records: number) => void = () => undefined) {
+    this.builder = new RecordBuilder((fields, sequence) => {
+      onRecord(sequence);
+      const taken = takeRecord(fields, sequence, plateRule);
+      if ('skip' in taken) this.skipped[taken.skip] = (this.skipped[taken.skip] ?? 0) + 1;
+      else record(taken.key, taken.rank, taken.document);
+    });
+    this.xml = new DmrXmlReader(this.builder);
+  }
+
+  /** Whole `Statistik` records read so far. */
+  get records(): number {
+    return this.builder.records;
+  }
+
+  write(bytes: Uint8Array): void {
+    this.xml.write(this.decoder.decode(bytes, { stream: true }));
+  }
+
+  end(): void {
+    const rest = this.decoder.decode();
+    if (rest !== '') this.xml.write(rest);
+    this.xml.end();
+  }
+}
+
 /**
  * Reads the DMR export `ESStatistikListeModtag` (upstream-sources.md §10.2) into the sink, one
- * `Statistik` element at a time: a pull of text chunks into a SAX parser (saxes) that builds only
- * the record being read, so memory stays flat whatever the file size. A record without a plate or
- * a make is counted and passed over; XML that is not well formed, or ends before its root closes
- * (a cut-short download), stops the import with the record number (nothing is written).
+ * `Statistik` element at a time (DmrDocumentReader). A record without a plate or a make is counted
+ * and passed over; XML that is not well formed, or ends before its root closes (a cut-short
+ * download), stops the import with the record number and line (nothing is written).
  */
 export async function readDmrFile(path: string, plateRule: InputRule, sink: RegisterSink, progressEvery = 10_000): Promise<RegisterReadSummary> {
-  const skipped: Record<string, number> = {};
-  const skip = (reason: string): void => {
-    skipped[reason] = (skipped[reason] ?? 0) + 1;
-  };
-  let records = 0;
   let entries = 0;
+  let reader: DmrDocumentReader | undefined;
   for await (const input of inputsOf(path)) {
     entries += 1;
     if (entries > 1) {
       input.close();
       throw new RegisterFileError(`${path}: the ZIP file holds more than one XML file`);
     }
-    const parser = new SaxesParser({ xmlns: false, position: false });
-    const stack: Frame[] = [];
-    /** Depth of the element stack where the current Statistik sits, or -1 outside one. */
-    let recordDepth = -1;
-    let depth = 0;
-    // An object, not a let: it is set inside a callback the type-checker cannot follow.
-    const seen = { root: false };
-    parser.on('opentag', (tag) => {
-      depth += 1;
-      const name = localName(tag.name);
-      if (depth === 1) {
-        seen.root = true;
-        if (name !== 'ESStatistikListeModtag_I') throw new Error(`the root element is ${name}, not ESStatistikListeModtag_I`);
-      }
-      if (recordDepth === -1) {
-        if (name === 'Statistik') {
-          recordDepth = depth;
-          stack.push({ name, children: undefined, text: '' });
-        }
-        return;
-      }
-      const parent = stack[stack.length - 1];
-      if (parent && parent.children === undefined) parent.children = {};
-      stack.push({ name, children: undefined, text: '' });
-    });
-    parser.on('text', (text) => {
-      const top = stack[stack.length - 1];
-      if (top) top.text += text;
-    });
-    parser.on('closetag', () => {
-      depth -= 1;
-      if (recordDepth === -1) return;
-      const frame = stack.pop();
-      if (!frame) return;
-      const value: XmlValue = frame.children ?? frame.text.trim();
-      const parent = stack[stack.length - 1];
-      if (parent) {
-        const siblings = (parent.children ??= {});
-        const existing = siblings[frame.name];
-        siblings[frame.name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value];
-        return;
-      }
-      // The Statistik element itself closed: one whole record.
-      recordDepth = -1;
-      records += 1;
+    const document = new DmrDocumentReader(plateRule, (key, rank, json) => {
+      sink.record(key, rank, json);
+    }, (records) => {
       if (records % progressEvery === 0) sink.progress(records, input.bytesRead(), input.size);
-      take(frame.children ?? {}, records);
     });
-    const take = (record: XmlObject, sequence: number): void => {
-      const plateText = typeof record.RegistreringNummerNummer === 'string' ? record.RegistreringNummerNummer : '';
-      if (plateText === '') {
-        skip(NO_PLATE);
-        return;
-      }
-      const vehicle = dmrVehicleJson(record);
-      if (vehicle === undefined) {
-        skip(NO_MAKE);
-        return;
-      }
-      const plate = plateRule.normalise(plateText);
-      if (!plate.ok) {
-        skip(BAD_PLATE);
-        return;
-      }
-      sink.record(plate.value, rankOf(record, sequence), JSON.stringify(vehicle));
-    };
-    const decoder = new TextDecoder('utf-8');
-    const fail = (error: unknown): RegisterFileError => {
-      if (error instanceof RegisterFileError) return error;
-      const reason = error instanceof Error ? error.message : String(error);
-      return new RegisterFileError(`${input.name}: record ${records + 1}: ${reason}`);
-    };
+    reader = document;
     try {
-      for await (const chunk of input.bytes) parser.write(decoder.decode(chunk, { stream: true }));
-      parser.write(decoder.decode());
-      parser.close();
+      for await (const chunk of input.bytes) document.write(chunk);
+      document.end();
     } catch (error) {
       input.close();
-      throw fail(error);
+      if (error instanceof RegisterFileError) throw error;
+      const reason = error instanceof Error ? error.message : String(error);
+      throw new RegisterFileError(`${input.name}: record ${document.records + 1}: ${reason}`);
     }
-    if (!seen.root) throw new RegisterFileError(`${input.name}: no XML root element: not a DMR export`);
-    sink.progress(records, input.size, input.size);
+    sink.progress(document.records, input.size, input.size);
   }
-  if (entries === 0) throw new RegisterFileError(`${path}: the ZIP file holds no XML file`);
-  return { rowsRead: records, skipped };
+  if (entries === 0 || reader === undefined) throw new RegisterFileError(`${path}: the ZIP file holds no XML file`);
+  return { rowsRead: reader.records, skipped: reader.skipped };
 }
