@@ -109,6 +109,18 @@ describe('the DMR XML reader against saxes', () => {
     expect(details.Unprefixed).toBe('text and cdata joined by a comment');
   });
 
+  it('reads the common members of a record that names their elements twice or with children as the depth-first search does', () => {
+    const secondFuel = '<ns:KoeretoejDrivmiddelSamling><ns:DrivmiddelStruktur><ns:DrivkraftTypeStruktur><ns:DrivkraftTypeNavn>El</ns:DrivkraftTypeNavn></ns:DrivkraftTypeStruktur></ns:DrivmiddelStruktur></ns:KoeretoejDrivmiddelSamling>';
+    const record = dmrRecord(FERRARI)
+      .replace('</ns:KoeretoejDrivmiddelSamlingStruktur>', `${secondFuel}</ns:KoeretoejDrivmiddelSamlingStruktur>`)
+      .replace('<ns:KoeretoejOplysningStelNummer>', '<ns:KoeretoejOplysningModelAar><ns:Aar>1993</ns:Aar></ns:KoeretoejOplysningModelAar><ns:KoeretoejOplysningStelNummer>')
+      .replace('<ns:Model>', '<ns:Model><ns:KoeretoejMaerkeTypeNavn>FIAT</ns:KoeretoejMaerkeTypeNavn>')
+      .replace('<ns:KoeretoejOplysningFoersteRegistreringDato>1993-05-03+02:00', '<ns:KoeretoejOplysningFoersteRegistreringDato>unknown');
+    const outcome = expectSameEverywhere(dmrXml([record]), 'valid');
+    expect(outcome.written).toHaveLength(1);
+    expect(JSON.parse(outcome.written[0]?.[2] ?? '{}')).toMatchObject({ Description: 'FERRARI 348 TS', RegistrationYear: '', FuelType: { CurrentTextValue: 'Benzin' } });
+  });
+
   it('reads Windows line ends and a document without a declaration', () => {
     expectSameEverywhere(dmrXml([dmrRecord(FERRARI)]).replace(/\n/g, '\r\n').replace(/^<\?xml[^>]*>\r\n/, ''), 'valid');
   });

@@ -166,12 +166,11 @@ export class DmrXmlReader {
   /** Reads the markup at `pos` (a '<'); returns where reading goes on, or -1 when the chunk ends inside it. */
   private markup(pos: number, final: boolean): number {
     const buf = this.buf;
-    const need = (): -1 => (final ? this.fail('the document ends inside markup', pos) : -1);
     const second = buf.charCodeAt(pos + 1);
-    if (Number.isNaN(second)) return need();
+    if (Number.isNaN(second)) return this.need(pos, final);
     if (second === 0x2f /* / */) {
       const gt = buf.indexOf('>', pos + 2);
-      if (gt === -1) return need();
+      if (gt === -1) return this.need(pos, final);
       let nameEnd = gt;
       while (isSpace(buf.charCodeAt(nameEnd - 1))) nameEnd -= 1;
       const expected = this.open[this.open.length - 1];
@@ -185,14 +184,14 @@ export class DmrXmlReader {
     if (second === 0x21 /* ! */) return this.declaration(pos, final);
     if (second === 0x3f /* ? */) {
       const close = buf.indexOf('?>', pos + 2);
-      if (close === -1) return need();
+      if (close === -1) return this.need(pos, final);
       const target = /^[^ \t\r\n?]*/.exec(buf.slice(pos + 2, close))?.[0] ?? '';
       if (!isName(target)) this.fail(`a processing instruction without a valid target ("${target}")`, pos);
       if (target.toLowerCase() === 'xml' && (target !== 'xml' || this.started)) this.fail('the XML declaration is allowed only at the start of the document', pos);
       return close + 2;
     }
     const gt = tagEnd(buf, pos + 1);
-    if (gt === -1) return need();
+    if (gt === -1) return this.need(pos, final);
     this.startTag(pos, gt);
     return gt + 1;
   }
@@ -236,10 +235,14 @@ export class DmrXmlReader {
     if (!SPACE_TO_END.test(inner) || SPACE_TO_END.lastIndex !== inner.length) this.fail('a malformed attribute', pos);
   }
 
+  /** The chunk ends inside the markup at `pos`: -1 (read on with the next chunk), or an error at the end of the document. */
+  private need(pos: number, final: boolean): -1 {
+    return final ? this.fail('the document ends inside markup', pos) : -1;
+  }
+
   /** `<!--`, `<![CDATA[` or `<!DOCTYPE` at `pos`. */
   private declaration(pos: number, final: boolean): number {
     const buf = this.buf;
-    const need = (): -1 => (final ? this.fail('the document ends inside markup', pos) : -1);
     if (buf.length - pos < 9 && !final) {
       // Not enough to tell which: wait, unless what is here already is none of them.
       const head = buf.slice(pos);
@@ -247,21 +250,21 @@ export class DmrXmlReader {
     }
     if (buf.startsWith('<!--', pos)) {
       const close = buf.indexOf('-->', pos + 4);
-      if (close === -1) return need();
+      if (close === -1) return this.need(pos, final);
       const body = buf.slice(pos + 4, close);
       if (body.includes('--') || body.endsWith('-')) this.fail('"--" in a comment', pos);
       return close + 3;
     }
     if (buf.startsWith('<![CDATA[', pos)) {
       const close = buf.indexOf(']]>', pos + 9);
-      if (close === -1) return need();
+      if (close === -1) return this.need(pos, final);
       if (this.open.length === 0) this.fail('a CDATA section outside the root element', pos);
       this.handler.text(normaliseLineEnds(buf.slice(pos + 9, close)));
       return close + 3;
     }
     if (buf.startsWith('<!DOCTYPE', pos)) {
       const gt = tagEnd(buf, pos + 9);
-      if (gt === -1) return need();
+      if (gt === -1) return this.need(pos, final);
       if (this.rootSeen || this.doctypeSeen) this.fail('a DOCTYPE after the root element or a second one', pos);
       if (buf.slice(pos, gt).includes('[')) this.fail('a DOCTYPE with an internal subset (not supported for the DMR export)', pos);
       this.doctypeSeen = true;
