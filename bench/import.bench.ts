@@ -11,11 +11,13 @@
  *     deregistered record;
  *   - Ukraine: a ZIP of one 2021-layout operations CSV, every 10th plate operated on twice;
  * then times each import into a fresh store, with the CPU time of this process beside the wall
- * time (the machine may be shared). Exits 1 when a correctness check fails; the rate target is
+ * time (the machine may be shared). IMPORT_BENCH_ONLY (a comma list of rdw, dmr, ukraine) and
+ * IMPORT_BENCH_ENGINES (sqlite, postgres) narrow the run, e.g. to profile one import under
+ * `node --cpu-prof --import tsx bench/import.bench.ts`. Exits 1 when a correctness check fails; the rate target is
  * reported, not enforced (bench/ never fails on speed alone: docs/benchmarks.md).
  */
 import { once } from 'node:events';
-import { closeSync, createWriteStream, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, createWriteStream, existsSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import yazl from 'yazl';
@@ -40,6 +42,19 @@ function positiveInt(name: string, fallback: number): number {
 }
 
 const ROWS = positiveInt('IMPORT_BENCH_ROWS', 1_000_000);
+
+/** The members of a comma list in an environment variable, or all of `known` when it is unset. */
+function listOf<T extends string>(name: string, known: readonly T[]): ReadonlySet<T> {
+  const raw = process.env[name]?.trim();
+  if (raw === undefined || raw === '') return new Set(known);
+  const picked = raw.split(',').map((part) => part.trim());
+  const unknown = picked.filter((part) => !(known as readonly string[]).includes(part));
+  if (unknown.length > 0) throw new Error(`${name} takes ${known.join(', ')} (got "${unknown.join(', ')}")`);
+  return new Set(picked as T[]);
+}
+
+const ONLY = listOf('IMPORT_BENCH_ONLY', ['rdw', 'dmr', 'ukraine'] as const);
+const ENGINES = listOf('IMPORT_BENCH_ENGINES', ['sqlite', 'postgres'] as const);
 const TARGET = 150_000;
 const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
 const work = mkdtempSync(join(tmpdir(), 'import-bench-'));
@@ -132,16 +147,17 @@ let stores = 0;
 const tmpdirFor = (name: string): string => join(work, `store-${name}-${(stores += 1)}`);
 
 async function benchEngine(engine: 'sqlite' | 'postgres', files: { rdw: string; dmr: string; ukraine: string }): Promise<void> {
-  await withStore(engine, 'rdw', async (storage) => {
+  if (ONLY.has('rdw')) await withStore(engine, 'rdw', async (storage) => {
     const records = new RecordRepository(storage.db);
     const t = await timed(() => new RdwCsvImporter(storage, records, catalogue, systemClock).importFile(files.rdw, { skipInvalid: true, source: 'bench' }));
     report(engine, 'RDW (import-rdw --skip-invalid)', ROWS, t);
     check(t.value.written === ROWS, `${engine} RDW: ${ROWS} records written`);
   });
-  for (const [name, operation, read] of [
-    ['DMR (import-dmr)', 'CheckDenmark', (rule: Parameters<typeof readDmrFile>[1], sink: Parameters<typeof readDmrFile>[2]) => readDmrFile(files.dmr, rule, sink)],
-    ['Ukraine (import-ukraine)', 'CheckUkraine', (rule: Parameters<typeof readDmrFile>[1], sink: Parameters<typeof readDmrFile>[2]) => readUkraineFiles([files.ukraine], rule, sink)],
+  for (const [format, name, operation, read] of [
+    ['dmr', 'DMR (import-dmr)', 'CheckDenmark', (rule: Parameters<typeof readDmrFile>[1], sink: Parameters<typeof readDmrFile>[2]) => readDmrFile(files.dmr, rule, sink)],
+    ['ukraine', 'Ukraine (import-ukraine)', 'CheckUkraine', (rule: Parameters<typeof readDmrFile>[1], sink: Parameters<typeof readDmrFile>[2]) => readUkraineFiles([files.ukraine], rule, sink)],
   ] as const) {
+    if (!ONLY.has(format)) continue;
     await withStore(engine, operation, async (storage) => {
       const records = new RecordRepository(storage.db);
       const target = registerTarget(catalogue, operation);
@@ -176,12 +192,16 @@ async function main(): Promise<void> {
   console.log(`Generating ${ROWS.toLocaleString('en')} records of each format in ${work} (machine: ${(await import('node:os')).cpus().length} cores, shared)`);
   const files = { rdw: join(work, 'rdw.csv'), dmr: join(work, 'ESStatistikListeModtag-20260906-120000.zip'), ukraine: join(work, 'reestrTZ2021.zip') };
   const started = performance.now();
-  writeGeneratedRegister(files.rdw, ROWS);
-  await generateDmr(files.dmr);
-  await generateUkraine(files.ukraine);
-  console.log(`  RDW ${mib(statSync(files.rdw).size)}, DMR zip ${mib(statSync(files.dmr).size)}, Ukraine zip ${mib(statSync(files.ukraine).size)} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  console.log('SQLite');
-  await benchEngine('sqlite', files);
+  if (ONLY.has('rdw')) writeGeneratedRegister(files.rdw, ROWS);
+  if (ONLY.has('dmr')) await generateDmr(files.dmr);
+  if (ONLY.has('ukraine')) await generateUkraine(files.ukraine);
+  const size = (path: string): string => (existsSync(path) ? mib(statSync(path).size) : '-');
+  console.log(`  RDW ${size(files.rdw)}, DMR zip ${size(files.dmr)}, Ukraine zip ${size(files.ukraine)} in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  if (ENGINES.has('sqlite')) {
+    console.log('SQLite');
+    await benchEngine('sqlite', files);
+  }
+  if (!ENGINES.has('postgres')) return;
   if (await postgresAvailable()) {
     console.log('PostgreSQL');
     await benchEngine('postgres', files);
