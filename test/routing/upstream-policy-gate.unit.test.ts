@@ -56,7 +56,7 @@ class HeldStates implements UpstreamStates {
   }
 }
 
-function policy(states: HeldStates, monthlyBudget?: number): { policy: UpstreamPolicy; monitor: UpstreamMonitor } {
+function policy(states: HeldStates, monthlyBudget?: number, log?: { warn(message: string): void }): { policy: UpstreamPolicy; monitor: UpstreamMonitor } {
   const monitor = new UpstreamMonitor(() => NOW);
   const settings: PaidUpstreamSettings = {
     name: 'paid',
@@ -65,7 +65,7 @@ function policy(states: HeldStates, monthlyBudget?: number): { policy: UpstreamP
     monthlyBudget,
     settings: { name: 'paid', baseUrl: 'http://127.0.0.1:1', timeoutMs: 1000, budgetMs: 2000, cacheTtlS: 0, notFoundTtlS: 0, breakerFailures: 5, breakerOpenMs: 30_000 },
   };
-  return { policy: new UpstreamPolicy({ settings, monitor, clock: { now: () => NOW }, states }), monitor };
+  return { policy: new UpstreamPolicy({ settings, monitor, clock: { now: () => NOW }, states, currency: 'GBP', log }), monitor };
 }
 
 const found = { type: 'answer', provider: 'paid', answer: 'found', via: 'upstream', seconds: 0.01 } as const;
@@ -137,5 +137,29 @@ describe("the router's gate of a paid upstream", () => {
     const { policy: gate } = policy(states, 10);
     await gate.gate();
     expect(states.reads).toBe(1);
+  });
+});
+
+describe("a paid upstream's own price signal", () => {
+  it('ranks and spends by a price in UPSTREAM_CURRENCY, and leaves one in another currency unused (said once), the configured price standing', async () => {
+    const states = new HeldStates();
+    const warnings: string[] = [];
+    const { policy: p, monitor } = policy(states, undefined, { warn: (message) => warnings.push(message) });
+    monitor.emit({ ...found, cost: 0.49, costCurrency: 'EUR' });
+    monitor.emit({ ...found, cost: 0.51, costCurrency: 'EUR' });
+    expect(p.price).toBe(0.4);
+    await states.release();
+    await states.release();
+    await p.settled();
+    // Two calls at the configured 0.4, not the euros.
+    expect(states.micros).toBe(800_000);
+    expect(warnings).toEqual(['paid priced a call in EUR, not in UPSTREAM_CURRENCY GBP: its price signal is not used (nothing is converted); the configured price stands']);
+    monitor.emit({ ...found, cost: 0.35, costCurrency: 'GBP' });
+    monitor.emit({ ...found, cost: 0.3 });
+    expect(p.price).toBe(0.3);
+    await states.release();
+    await states.release();
+    await p.settled();
+    expect(states.micros).toBe(800_000 + 350_000 + 300_000);
   });
 });

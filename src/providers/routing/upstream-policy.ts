@@ -47,6 +47,8 @@ export interface UpstreamPolicyOptions {
   /** The store every instance shares: out states and spend. */
   readonly states: UpstreamStates;
   readonly log?: { warn(message: string, error?: unknown): void } | undefined;
+  /** UPSTREAM_CURRENCY: a provider's price signal in another currency is not used. */
+  readonly currency?: string | undefined;
 }
 
 /**
@@ -73,6 +75,8 @@ export class UpstreamPolicy {
   /** What this instance's writes under way will change in the store, laid over its reads by gate(). */
   private readonly unwritten: { out: OutChange | undefined; spendMicros: number } = { out: undefined, spendMicros: 0 };
   private alerts: UpstreamAlertSink | undefined;
+  /** The currencies of price signals this instance left unused, each said in the log once. */
+  private readonly foreignCurrencies = new Set<string>();
   /** The month whose budget alerts this instance re-armed (once a month, at its first call). */
   private rearmedMonth = '';
 
@@ -185,9 +189,10 @@ export class UpstreamPolicy {
     if (event.via !== 'upstream') return;
     const now = this.options.clock.now();
     if (event.answer === 'found') {
-      if (event.cost !== undefined) this.lastCost = event.cost;
+      const signal = this.costSignal(event);
+      if (signal !== undefined) this.lastCost = signal;
       if (event.balance !== undefined) this.balance = event.balance;
-      const cost = event.cost ?? this.options.settings.price ?? 0;
+      const cost = signal ?? this.options.settings.price ?? 0;
       this.track(this.spend(toMicros(cost), now));
       this.track(this.bringBack(['disabled']));
       return;
@@ -196,6 +201,22 @@ export class UpstreamPolicy {
     this.lastError = { at: now.toISOString(), kind: event.failure.kind, message: event.failure.message };
     const out = outStateOf(event.failure.kind, event.failure.message, now);
     if (out) this.track(this.takeOut(out));
+  }
+
+  /**
+   * The provider's own price for this call, when it is in the operator's currency: a price in
+   * another currency (Vincario's `price_currency`) is not converted but left unused, once said in
+   * the log, and the configured `<NAME>_PRICE` stands.
+   */
+  private costSignal(event: Extract<UpstreamEvent, { type: 'answer' }>): number | undefined {
+    if (event.cost === undefined) return undefined;
+    const currency = this.options.currency;
+    if (event.costCurrency === undefined || currency === undefined || event.costCurrency === currency) return event.cost;
+    if (!this.foreignCurrencies.has(event.costCurrency)) {
+      this.foreignCurrencies.add(event.costCurrency);
+      this.options.log?.warn(`${this.name} priced a call in ${event.costCurrency}, not in UPSTREAM_CURRENCY ${currency}: its price signal is not used (nothing is converted); the configured price stands`);
+    }
+    return undefined;
   }
 
   private track(work: Promise<void>): void {

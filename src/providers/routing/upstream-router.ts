@@ -54,7 +54,7 @@ export class UpstreamRouter {
   policyFor(settings: PaidUpstreamSettings): UpstreamPolicy {
     let policy = this.policies.get(settings.name);
     if (!policy) {
-      policy = new UpstreamPolicy({ settings, monitor: this.deps.monitor, clock: this.deps.clock, states: this.states, log: this.deps.log });
+      policy = new UpstreamPolicy({ settings, monitor: this.deps.monitor, clock: this.deps.clock, states: this.states, log: this.deps.log, currency: this.deps.routing.currency });
       this.policies.set(settings.name, policy);
     }
     return policy;

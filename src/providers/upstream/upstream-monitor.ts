@@ -26,6 +26,8 @@ export type UpstreamEvent =
       readonly failure?: { readonly kind: string; readonly message: string };
       /** A paid provider's own price for this call, where its answer said (FetchOutcome.cost). */
       readonly cost?: number;
+      /** The currency of `cost`, where the provider names it (FetchOutcome.costCurrency). */
+      readonly costCurrency?: string;
       /** A paid provider's balance after this call, where its answer said (FetchOutcome.balance). */
       readonly balance?: number;
     }

@@ -51,6 +51,12 @@ export type FetchOutcome =
        * configured `<NAME>_PRICE` where it is sent. Absent for free registers.
        */
       readonly cost?: number;
+      /**
+       * The currency `cost` is in, where the provider names it (Vincario's `price_currency`): a
+       * cost in another currency than UPSTREAM_CURRENCY is not used (UpstreamPolicy), since
+       * prices, budgets and spend are never converted.
+       */
+      readonly costCurrency?: string;
       /** A paid provider's balance after this call, where it says (UKVD's AccountBalance, Vincario's balance). */
       readonly balance?: number;
     }
@@ -219,7 +225,10 @@ export class UpstreamSource {
 
     if (outcome.status === 'found') await this.writeCache(key, { status: 'found', payload: outcome.payload }, this.settings.cacheTtlS);
     else if (outcome.cache !== false) await this.writeCache(key, { status: 'not-found' }, this.settings.notFoundTtlS);
-    const signals = outcome.status === 'found' ? { ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}), ...(outcome.balance !== undefined ? { balance: outcome.balance } : {}) } : {};
+    const signals =
+      outcome.status === 'found'
+        ? { ...(outcome.cost !== undefined ? { cost: outcome.cost } : {}), ...(outcome.costCurrency !== undefined ? { costCurrency: outcome.costCurrency } : {}), ...(outcome.balance !== undefined ? { balance: outcome.balance } : {}) }
+        : {};
     monitor.emit({ type: 'answer', provider, answer: outcome.status, via: 'upstream', seconds: seconds(), ...op, ...signals });
     return outcome.status === 'found' ? { status: 'found', payload: outcome.payload, via: 'upstream' } : { status: 'not-found', via: 'upstream' };
   }

@@ -59,7 +59,12 @@ export function classifyVincario(status: number, text: string, service: Vincario
   const balance = balances ? numberField(balances, BALANCE_NAME[service]) : undefined;
   // A prepaid call says price 0 (it used one of the lookups `balance` counts): the configured
   // VINCARIO_PRICE is then the better figure, so only a charge is reported as the call's cost.
-  const signals = { ...(price !== undefined && price > 0 ? { cost: price } : {}), ...(balance !== undefined ? { balance } : {}) };
+  // The charge is in `price_currency` (VN-OAS: CZK, USD...); the router uses it only in UPSTREAM_CURRENCY.
+  const currency = stringField(body, 'price_currency')?.toUpperCase();
+  const signals = {
+    ...(price !== undefined && price > 0 ? { cost: price, ...(currency !== undefined ? { costCurrency: currency } : {}) } : {}),
+    ...(balance !== undefined ? { balance } : {}),
+  };
 
   if (service === 'decode') {
     if (!Array.isArray(body.decode)) throw new UpstreamError('bad-response', 'the decode answer has no decode list', 200);
