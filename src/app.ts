@@ -7,7 +7,7 @@ import { accountApiPlugin, adminApiPlugin } from './http/api/admin-api.plugin.js
 import { OpenApiCollector } from './http/api/openapi-document.js';
 import { consolePlugin } from './http/console/console.plugin.js';
 import type { Config } from './config/config.js';
-import { DEFAULT_ROUTING } from './config/provider-config.js';
+import { DEFAULT_ROUTING } from './config/paid-upstream-config.js';
 import { UpstreamBalanceAlerts } from './alerts/upstream-balance-alerts.js';
 import { Catalogue } from './catalogue/catalogue.js';
 import { OPERATIONS } from './catalogue/operations.js';

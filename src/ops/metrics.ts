@@ -1,6 +1,6 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { LookupObserver } from '../lookup/lookup-request.js';
-import { DEFAULT_ROUTING } from '../config/provider-config.js';
+import { DEFAULT_ROUTING } from '../config/paid-upstream-config.js';
 import { registerRoutingMetrics, type RoutingMetrics } from '../providers/routing/routing-metrics.js';
 import { registerUpstreamMetrics } from '../providers/upstream/upstream-metrics.js';
 import { UpstreamMonitor } from '../providers/upstream/upstream-monitor.js';

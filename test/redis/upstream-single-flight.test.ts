@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { UpstreamSettings } from '../../src/config/provider-config.js';
+import type { UpstreamSettings } from '../../src/config/upstream-settings.js';
 import { UpstreamCacheRepository } from '../../src/providers/upstream/upstream-cache.repository.js';
 import { UpstreamMonitor, type UpstreamEvent } from '../../src/providers/upstream/upstream-monitor.js';
 import { UpstreamSource, type FetchOutcome, type UpstreamAnswer } from '../../src/providers/upstream/upstream-source.js';

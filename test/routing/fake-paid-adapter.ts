@@ -1,4 +1,5 @@
-import { readPaidUpstream, readUpstreamSettings, type PaidUpstreamSettings } from '../../src/config/provider-config.js';
+import { readUpstreamSettings } from '../../src/config/upstream-settings.js';
+import { readPaidUpstream, type PaidUpstreamSettings } from '../../src/config/paid-upstream-config.js';
 import { EnvReader } from '../../src/config/env-reader.js';
 import type { LookupQuery } from '../../src/lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../src/lookup/provider.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { PaidUpstreamSettings } from '../../src/config/provider-config.js';
+import type { PaidUpstreamSettings } from '../../src/config/paid-upstream-config.js';
 import { UpstreamPolicy, type UpstreamStates } from '../../src/providers/routing/upstream-policy.js';
 import { UpstreamMonitor } from '../../src/providers/upstream/upstream-monitor.js';
 import { MICROS, type SharedOutState, type SpendSum, type StoredOutState } from '../../src/providers/upstream/upstream-state.repository.js';

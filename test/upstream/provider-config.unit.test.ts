@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/config/config.js';
 import { keptPerOperation, PAID_UPSTREAM_NAMES } from '../../src/datasets/kept-per-operation.js';
-import { CARSXE_DEFAULT_BASE_URL, UKVD_DEFAULT_BASE_URL, VINCARIO_DEFAULT_BASE_URL, DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/config/provider-config.js';
+import { DVLA_DEFAULT_BASE_URL, DVSA_DEFAULT_BASE_URL, DVSA_DEFAULT_SCOPE, loadProviderConfig, NHTSA_DEFAULT_BASE_URL, RDW_DEFAULT_BASE_URL, VEGVESEN_DEFAULT_BASE_URL } from '../../src/config/provider-config.js';
+import { CARSXE_DEFAULT_BASE_URL, UKVD_DEFAULT_BASE_URL, VINCARIO_DEFAULT_BASE_URL } from '../../src/config/paid-upstream-config.js';
 
 const DVSA = { DVSA_CLIENT_ID: 'id', DVSA_CLIENT_SECRET: 'secret-value', DVSA_API_KEY: 'key-value', DVSA_TOKEN_URL: 'https://login.example/tenant/oauth2/v2.0/token' };
 

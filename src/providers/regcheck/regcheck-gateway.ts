@@ -2,7 +2,7 @@ import type { BalanceAlertSink } from '../../alerts/upstream-balance-alerts.js';
 import type { Clock } from '../../shared/clock.js';
 import type { RecorderLog } from '../upstream/answer-recorder.js';
 import { UpstreamHttpClient } from '../upstream/http-client.js';
-import type { RegcheckConfig } from '../../config/provider-config.js';
+import type { RegcheckConfig } from '../../config/paid-upstream-config.js';
 import { SecretRedactor } from '../upstream/secret-redactor.js';
 import type { Repeat } from '../../shared/repeat.js';
 import { UpstreamBalanceWatch, type SharedBalance } from '../upstream/upstream-balance.js';

@@ -4,7 +4,7 @@ import { SERVICES } from '../../catalogue/services.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import { readXml, XmlReadError, type XmlElement } from '../../xml/xml-reader.js';
 import { codecOf, recordFromXml } from '../../results/index.js';
-import type { RegcheckConfig } from '../../config/provider-config.js';
+import type { RegcheckConfig } from '../../config/paid-upstream-config.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
 import { htmlPageError, statusError, UpstreamClient } from '../upstream/upstream-client.js';

@@ -1,5 +1,5 @@
 import type { UpstreamAlertSink } from '../../alerts/upstream-balance-alerts.js';
-import type { PaidUpstreamSettings } from '../../config/provider-config.js';
+import type { PaidUpstreamSettings } from '../../config/paid-upstream-config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { UpstreamEvent, UpstreamMonitor } from '../upstream/upstream-monitor.js';
 import { MICROS, toMicros, type SharedOutState, type StoredOutState, type UpstreamStateRepository } from '../upstream/upstream-state.repository.js';

@@ -1,5 +1,5 @@
 import type { UpstreamAlertSink } from '../../alerts/upstream-balance-alerts.js';
-import type { PaidUpstreamSettings, RoutingConfig } from '../../config/provider-config.js';
+import type { PaidUpstreamSettings, RoutingConfig } from '../../config/paid-upstream-config.js';
 import type { LookupQuery } from '../../lookup/lookup-query.js';
 import type { Provider, ProviderAnswer } from '../../lookup/provider.js';
 import type { Clock } from '../../shared/clock.js';

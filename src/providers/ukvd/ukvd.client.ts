@@ -1,4 +1,4 @@
-import type { UkvdConfig } from '../../config/provider-config.js';
+import type { UkvdConfig } from '../../config/paid-upstream-config.js';
 import { asObject, numberField, parseJson, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';

@@ -1,4 +1,5 @@
-import type { PaidUpstreamSettings, ProviderConfig } from '../../config/provider-config.js';
+import type { ProviderConfig } from '../../config/provider-config.js';
+import type { PaidUpstreamSettings } from '../../config/paid-upstream-config.js';
 import type { Clock } from '../../shared/clock.js';
 import type { ProviderRegistration } from '../provider-chains.js';
 import type { RegcheckHooks } from '../regcheck/regcheck.client.js';

@@ -1,4 +1,4 @@
-import type { UpstreamSettings } from '../../config/provider-config.js';
+import type { UpstreamSettings } from '../../config/upstream-settings.js';
 import type { UpstreamResponse } from './http-client.js';
 import { asObject, parseJson, type JsonObject } from './json-reader.js';
 import { PAID_REQUEST_HEADERS } from './paid-request.js';

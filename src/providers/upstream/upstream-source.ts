@@ -9,7 +9,7 @@ import { takeTurn, type FlightTurn } from './shared-flight.js';
 import type { CachedAnswer, UpstreamCacheRepository } from './upstream-cache.repository.js';
 import { UpstreamError } from './upstream-error.js';
 import type { UpstreamMonitor } from './upstream-monitor.js';
-import type { UpstreamSettings } from '../../config/provider-config.js';
+import type { UpstreamSettings } from '../../config/upstream-settings.js';
 
 /** Shared by every upstream source of an app. */
 export interface UpstreamContext {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { VincarioConfig } from '../../config/provider-config.js';
+import type { VincarioConfig } from '../../config/paid-upstream-config.js';
 import { asObject, numberField, objectArrayField, parseJson, stringField, type JsonObject } from '../upstream/json-reader.js';
 import { UpstreamError } from '../upstream/upstream-error.js';
 import { recordedFetch, type AnswerSink } from '../upstream/answer-recording.js';
