@@ -9,11 +9,15 @@ import { verifyStandardWebhook } from './standard-webhooks-verifier.js';
 
 const VEHICLE = { Description: 'RENAULT CLIO', CarMake: { CurrentTextValue: 'RENAULT' }, CarModel: { CurrentTextValue: 'CLIO' } };
 
-/** Short waits so retries happen within a test: 4 attempts, 150 ms then 300 ms then 300 ms apart. */
+/**
+ * Short waits so retries happen within a test: 4 attempts, 150 ms then 300 ms then 300 ms apart.
+ * An attempt's timeout is far above any answer of the local receiver however busy the machine;
+ * the test of a hanging receiver has an app of its own that gives up sooner.
+ */
 const FAST = {
   WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
   WEBHOOK_RETRY_SCHEDULE: '150ms,300ms,300ms',
-  WEBHOOK_TIMEOUT_MS: '500',
+  WEBHOOK_TIMEOUT_MS: '10000',
   WEBHOOK_POLL_MS: '20',
   // The sweep runs only when a test calls it.
   CREDIT_ALERT_SWEEP_MS: '3600000',
@@ -174,18 +178,25 @@ describe.each(await enginesToTest())('low-credit alerts by signed webhooks on %s
   });
 
   it('times out a receiver that hangs, logs it, and delivers on the retry', async () => {
-    const erin = await accountWith('erin', 10);
-    const hook = await endpoint({ actor: 'account', accountId: erin.id });
-    receiver.script({ hang: true });
-    const message = await alerting.webhooks.sendTest({ actor: 'account', accountId: erin.id }, hook.id);
-    await until('delivery after the timeout', async () => (await alerting.repository.message(message.id))?.status === 'delivered');
-    const log = (await alerting.webhooks.deliveries({ actor: 'account', accountId: erin.id }, hook.id)).reverse();
-    expect(log.map((d) => [d.attempt, d.succeeded, d.error])).toEqual([
-      [1, false, 'timed out after 500 ms'],
-      [2, true, null],
-    ]);
-    expect(log[0]?.durationMs).toBeGreaterThanOrEqual(490);
-    expect(receiver.requests).toHaveLength(2);
+    // An app of its own whose attempts give up at 500 ms: only the hanging answer is raced.
+    const impatient = await createTestApp({ ...FAST, WEBHOOK_TIMEOUT_MS: '500' }, undefined, engine);
+    try {
+      await impatient.account('erin', 10);
+      const scope: WebhookScope = { actor: 'account', accountId: (await impatient.services.accounts.show('erin')).id };
+      const { endpoint: hook } = await impatient.services.alerting.webhooks.create(scope, { url: `${receiver.url}/hook` });
+      receiver.script({ hang: true });
+      const message = await impatient.services.alerting.webhooks.sendTest(scope, hook.id);
+      await until('delivery after the timeout', async () => (await impatient.services.alerting.repository.message(message.id))?.status === 'delivered');
+      const log = (await impatient.services.alerting.webhooks.deliveries(scope, hook.id)).reverse();
+      expect(log.map((d) => [d.attempt, d.succeeded, d.error])).toEqual([
+        [1, false, 'timed out after 500 ms'],
+        [2, true, null],
+      ]);
+      expect(log[0]?.durationMs).toBeGreaterThanOrEqual(490);
+      expect(receiver.requests).toHaveLength(2);
+    } finally {
+      await impatient.close();
+    }
   });
 
   it('signs with both secrets during a rotation grace period, and only the new one after', async () => {

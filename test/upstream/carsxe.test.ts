@@ -1,14 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyCarsxe } from '../../src/providers/carsxe/carsxe.client.js';
 import { CARSXE_PLATE_OPERATIONS } from '../../src/providers/carsxe/carsxe-countries.js';
 import { enginesToTest } from '../helpers/engines.js';
-import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { CARSXE_PLATES as PL, CARSXE_TRIGGERS as T, CARSXE_VINS as V, FakeCarsxe } from '../fakes/fake-carsxe.js';
 import { declared } from './harness.js';
-import { eachBinding, fiveBindings, lastFailureKind, paidProviders, queryOf, vehicleJsonOf, type PaidProviders } from './paid-harness.js';
-
-/** As the clients send (paid-request.ts): a keep-alive socket these direct calls left in the pool would carry the app's next call. */
-const CLOSE = { headers: { connection: 'close' } };
+import { CLOSE, eachBinding, fiveBindings, lastFailureKind, queryOf, vehicleJsonOf, paidSuite } from './paid-harness.js';
 
 /**
  * CarsXE (issue 32) against its fake: every outcome of commercial-upstreams.md §1.6 and §5
@@ -18,34 +14,9 @@ const CLOSE = { headers: { connection: 'close' } };
  */
 
 const KEY = 'carsxe-key-9b8a7c6d5e4f3a2b';
-let fake: FakeCarsxe;
-let p: PaidProviders;
-const opened: PaidProviders[] = [];
-const apps: TestApp[] = [];
-
-const env = (overrides: Record<string, string> = {}): Record<string, string> => ({
-  CARSXE_API_KEY: KEY,
-  CARSXE_BASE_URL: fake.baseUrl,
-  CARSXE_BREAKER_FAILURES: '100',
-  ...overrides,
-});
-
-async function providers(overrides: Record<string, string> = {}): Promise<PaidProviders> {
-  p = await paidProviders(env(overrides));
-  opened.push(p);
-  return p;
-}
-
-beforeAll(async () => {
-  fake = await FakeCarsxe.start({ apiKey: KEY });
-});
-afterAll(async () => fake.close());
-beforeEach(() => {
-  fake.server.reset();
-});
-afterEach(async () => {
-  for (const x of opened.splice(0)) await x.close();
-  for (const t of apps.splice(0)) await t.close();
+const suite = paidSuite({
+  start: () => FakeCarsxe.start({ apiKey: KEY }),
+  env: (fake) => ({ CARSXE_API_KEY: KEY, CARSXE_BASE_URL: fake.baseUrl, CARSXE_BREAKER_FAILURES: '100' }),
 });
 
 const usa = (plate: string, state = 'CA') => queryOf('CheckUSA', { RegistrationNumber: plate, State: state });
@@ -86,15 +57,15 @@ const BMW = {
 
 describe('CarsXE mapping', () => {
   it('maps a US plate (CheckUSA) from the v2 plate decoder, sending plate, country and state', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.us.plate, 'ca'))).toEqual({ status: 'found', record: KIA, source: 'carsxe', via: 'upstream' });
-    const sent = Object.fromEntries(new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? ''));
+    const sent = Object.fromEntries(new URLSearchParams(suite.fake.server.requests[0]?.url.split('?')[1] ?? ''));
     expect(sent).toEqual({ key: KEY, plate: '7XER187', country: 'US', state: 'CA' });
-    expect(fake.server.requests[0]?.path).toBe('/v2/platedecoder');
+    expect(suite.fake.server.requests[0]?.path).toBe('/v2/platedecoder');
   });
 
   it('maps Australia (state), Canada (province), the UK and the UAE in their own shapes', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckAustralia', 'carsxe').find(queryOf('CheckAustralia', { RegistrationNumber: PL.au.plate, State: 'NSW' }))).toMatchObject({
       status: 'found',
       record: { Description: 'TOYOTA COROLLA', RegistrationYear: '2019', CarMake: { CurrentTextValue: 'TOYOTA' }, BodyStyle: { CurrentTextValue: 'HATCHBACK' }, Transmission: { CurrentTextValue: 'CVT' }, FuelType: { CurrentTextValue: 'PETROL' }, Colour: 'WHITE', VechileIdentificationNumber: 'JTNKB3BE403048217' },
@@ -103,7 +74,7 @@ describe('CarsXE mapping', () => {
       status: 'found',
       record: { Description: '2018 Honda Civic', ModelDescription: { CurrentTextValue: 'Civic LX' }, BodyStyle: { CurrentTextValue: 'Sedan 4D' }, AssemblyPlant: 'Alliston, Ontario' },
     });
-    expect(Object.fromEntries(new URLSearchParams(fake.server.requests[1]?.url.split('?')[1] ?? ''))).toMatchObject({ country: 'CA', state: 'ON' });
+    expect(Object.fromEntries(new URLSearchParams(suite.fake.server.requests[1]?.url.split('?')[1] ?? ''))).toMatchObject({ country: 'CA', state: 'ON' });
     expect(await p.provider('Check', 'carsxe').find(queryOf('Check', { RegistrationNumber: PL.gb.plate }))).toEqual({
       status: 'found',
       source: 'carsxe', via: 'upstream',
@@ -130,7 +101,7 @@ describe('CarsXE mapping', () => {
   });
 
   it('maps a sparse answer ("" for what CarsXE does not know) into only what it has', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.partial.plate, 'TX'))).toEqual({
       status: 'found',
       source: 'carsxe', via: 'upstream',
@@ -139,9 +110,9 @@ describe('CarsXE mapping', () => {
   });
 
   it('maps /specs into the VinCheck vehicleJson, and keeps nothing of the request echo (it repeats the key)', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.bmw }))).toEqual({ status: 'found', record: BMW, source: 'carsxe', via: 'upstream' });
-    expect(fake.server.requests[0]?.path).toBe('/specs');
+    expect(suite.fake.server.requests[0]?.path).toBe('/specs');
     const rows = await p.storage.db.selectFrom('upstream_cache').selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(JSON.stringify(rows)).not.toContain(KEY);
@@ -158,7 +129,7 @@ describe('CarsXE mapping', () => {
 
 describe('CarsXE outcomes (commercial-upstreams.md §1.6, §5)', () => {
   it('classifies every scripted answer', async () => {
-    await providers();
+    const p = await suite.providers();
     const cases: Array<[string, 'not-found' | 'unavailable', string | undefined]> = [
       [T.notFound, 'not-found', undefined],
       [T.quota, 'unavailable', 'quota'],
@@ -172,38 +143,39 @@ describe('CarsXE outcomes (commercial-upstreams.md §1.6, §5)', () => {
     for (const [plate, status, kind] of cases) {
       expect((await p.provider('CheckUSA', 'carsxe').find(usa(plate))).status, plate).toBe(status);
       if (kind !== undefined) expect(lastFailureKind(p.monitor, 'carsxe'), plate).toBe(kind);
-      expect(fake.calls('/v2/platedecoder', ['plate', plate]), plate).toBe(1);
+      expect(suite.fake.calls('/v2/platedecoder', ['plate', plate]), plate).toBe(1);
     }
     // Bad input (400) is not found, not cached; a VIN /specs does not know is not found, cached.
     expect(await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.unknown }))).toEqual({ status: 'not-found' });
     await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.unknown }));
-    expect(fake.calls('/specs', ['vin', V.unknown])).toBe(1);
+    expect(suite.fake.calls('/specs', ['vin', V.unknown])).toBe(1);
     expect(classifyCarsxe(400, JSON.stringify({ success: false, message: 'Wrong VIN length, must be 17 characters' }), 'specs')).toEqual({ status: 'not-found', cache: false });
   });
 
   it('reports a refused key (401) as bad credentials', async () => {
-    await providers({ CARSXE_API_KEY: 'carsxe-not-our-key' });
+    const p = await suite.providers({ CARSXE_API_KEY: 'carsxe-not-our-key' });
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(PL.us.plate))).toMatchObject({ status: 'unavailable', reason: 'carsxe: CarsXE refused the API key (HTTP 401)' });
     expect(lastFailureKind(p.monitor, 'carsxe')).toBe('auth');
   });
 
   it('reads a quota 429 at once instead of waiting or retrying', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(T.quota))).toMatchObject({ status: 'unavailable', reason: 'carsxe: CarsXE usage limit for the period reached (HTTP 429)' });
-    expect(fake.calls('/v2/platedecoder')).toBe(1);
+    expect(suite.fake.calls('/v2/platedecoder')).toBe(1);
   });
 
   it('waits for a slow answer within the timeout, and times out a hanging one after one attempt', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckUSA', 'carsxe').find(usa(T.slow, 'TX'))).toMatchObject({ status: 'found' });
-    await providers({ CARSXE_TIMEOUT_MS: '200', CARSXE_BUDGET_MS: '200' });
-    fake.server.script({ hang: true });
-    expect(await p.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.bmw }))).toMatchObject({ status: 'unavailable', reason: 'carsxe: no answer within 200 ms (attempt 1)' });
-    expect(lastFailureKind(p.monitor, 'carsxe')).toBe('timeout');
+    // Providers of their own with a short timeout, for the answer that never comes.
+    const impatient = await suite.providers({ CARSXE_TIMEOUT_MS: '200', CARSXE_BUDGET_MS: '200' });
+    suite.fake.server.script({ hang: true });
+    expect(await impatient.provider('VinCheck', 'carsxe').find(queryOf('VinCheck', { Vin: V.bmw }))).toMatchObject({ status: 'unavailable', reason: 'carsxe: no answer within 200 ms (attempt 1)' });
+    expect(lastFailureKind(impatient.monitor, 'carsxe')).toBe('timeout');
   });
 
   it('sends no price or balance signal: CarsXE has none in its bodies', async () => {
-    const res = await fetch(`${fake.baseUrl}/v2/platedecoder?${new URLSearchParams({ key: KEY, plate: PL.us.plate, state: 'CA' }).toString()}`, CLOSE);
+    const res = await fetch(`${suite.fake.baseUrl}/v2/platedecoder?${new URLSearchParams({ key: KEY, plate: PL.us.plate, state: 'CA' }).toString()}`, CLOSE);
     const outcome = classifyCarsxe(res.status, await res.text(), 'plate');
     expect(outcome.status).toBe('found');
     expect(outcome).not.toHaveProperty('cost');
@@ -214,8 +186,7 @@ describe('CarsXE outcomes (commercial-upstreams.md §1.6, §5)', () => {
 
 describe('CarsXE on the five bindings', () => {
   it('answers CheckUSA, CheckCanada, CheckAustralia and VinCheck on every binding, from one upstream call each', async () => {
-    const t = await createTestApp(env({ VIN_DECODER: 'off' }));
-    apps.push(t);
+    const t = await suite.app({ VIN_DECODER: 'off' });
     const key = await t.account('alice', 100);
     const auth = t.basic('alice', key);
     for (const [operation, params, expected, path, param] of [
@@ -229,7 +200,7 @@ describe('CarsXE on the five bindings', () => {
       const json = JSON.parse(b.json.body) as Record<string, unknown>;
       expect(json, operation).toMatchObject(expected);
       for (const res of [b.get, b.post, b.soap11, b.soap12]) expect(vehicleJsonOf(res.body), operation).toEqual(json);
-      expect(fake.calls(path, param), operation).toBe(1);
+      expect(suite.fake.calls(path, param), operation).toBe(1);
     }
     expect((await t.services.accounts.show('alice')).credits).toBe(80);
   });
@@ -237,8 +208,7 @@ describe('CarsXE on the five bindings', () => {
 
 describe.each(await enginesToTest())('CarsXE and the caller’s credits (%s)', (engine) => {
   it('charges each answer once and every failure nothing', async () => {
-    const t = await createTestApp(env(), undefined, engine);
-    apps.push(t);
+    const t = await suite.app({}, engine);
     const key = await t.account('alice', 10);
     const auth = t.basic('alice', key);
     const found = await t.app.inject({ url: `/api/json.aspx/CheckUSA/${PL.us.plate}/CA`, headers: { authorization: auth } });

@@ -35,8 +35,9 @@ function recallsProvider(env: Record<string, string> = {}): Provider {
   const config = loadProviderConfig({
     NHTSA_RECALLS_ENABLED: 'true',
     NHTSA_RECALLS_BASE_URL: fake.baseUrl,
-    NHTSA_RECALLS_TIMEOUT_MS: '300',
-    NHTSA_RECALLS_BUDGET_MS: '2000',
+    // Far above any answer of the local fake however busy the machine; the slow case sets its own.
+    NHTSA_RECALLS_TIMEOUT_MS: '10000',
+    NHTSA_RECALLS_BUDGET_MS: '20000',
     NHTSA_RECALLS_BREAKER_FAILURES: '100',
     ...env,
   });
@@ -142,7 +143,9 @@ describe('NHTSA recalls by the decoded VIN', () => {
   it('is unavailable on a slow answer (timeout), a 400 that is not the "no recalls" one, a 403 and a 200 without results', async () => {
     const provider = recallsProvider();
     fake.server.script({ status: 200, json: { results: [] }, delayMs: 1000 }, { status: 200, json: { results: [] }, delayMs: 1000 });
-    expect(await ask(provider, HONDA)).toMatchObject({ status: 'unavailable', reason: 'nhtsa-recalls: no answer within 300 ms (attempt 2)' });
+    // A source of its own with a timeout well below the fake's delay: only the slow answer is raced.
+    const impatient = recallsProvider({ NHTSA_RECALLS_TIMEOUT_MS: '300', NHTSA_RECALLS_BUDGET_MS: '2000' });
+    expect(await ask(impatient, HONDA)).toMatchObject({ status: 'unavailable', reason: 'nhtsa-recalls: no answer within 300 ms (attempt 2)' });
     fake.server.script({ status: 400, json: { Count: 0, Message: 'Your request was not successful.' } });
     expect(await ask(provider, HONDA)).toMatchObject({ status: 'unavailable' });
     fake.server.script({ status: 403, json: { message: 'Forbidden' } });

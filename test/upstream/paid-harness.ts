@@ -1,3 +1,4 @@
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { registeredProvider } from '../../src/providers/provider-chains.js';
 import { Catalogue } from '../../src/catalogue/catalogue.js';
 import { buildQuery, type LookupQuery } from '../../src/lookup/lookup-query.js';
@@ -10,13 +11,18 @@ import { upstreamRegistrations } from '../../src/providers/upstream/upstream-reg
 import type { Clock } from '../../src/shared/clock.js';
 import { openStorage, type Storage } from '../../src/storage/create-database.js';
 import { readXml, type XmlElement } from '../../src/xml/xml-reader.js';
-import { tempDir, type TestApp } from '../helpers/test-app.js';
+import type { TestEngine } from '../helpers/engines.js';
+import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 import { captureLogger, declared, ManualClock } from './harness.js';
 
 /**
- * What the paid-provider suites (ukvd, vincario, carsxe) share: the providers as the app
- * registers them, on a store of their own with a captured log, and the five bindings of one lookup.
+ * What the paid-provider suites (ukvd, vincario, carsxe) share: their fake's life and the
+ * providers and apps each test opens (`paidSuite`), the providers as the app registers them, on a
+ * store of their own with a captured log, and the five bindings of one lookup.
  */
+
+/** As the clients send (paid-request.ts): a keep-alive socket these direct calls left in the pool would carry the app's next call. */
+export const CLOSE = { headers: { connection: 'close' } };
 
 export interface PaidProviders {
   /** The provider named `name` registered for `operation`. */
@@ -49,6 +55,65 @@ export async function paidProviders(env: Record<string, string>, clock: Clock = 
       closed = true;
       await storage.close();
       dir.remove();
+    },
+  };
+}
+
+/** A paid upstream's fake, as `paidSuite` drives it. */
+export interface PaidFake {
+  readonly baseUrl: string;
+  readonly server: { reset(): void };
+  close(): Promise<void>;
+}
+
+/** One suite's fake, and the providers and apps its tests open on it. */
+export interface PaidSuite<F extends PaidFake> {
+  /** Started before the suite's first test, reset before each, closed after the last. */
+  readonly fake: F;
+  /** The providers on the suite's settings (`env` of its fake) with `overrides`, closed after the test. */
+  providers(overrides?: Record<string, string>): Promise<PaidProviders>;
+  /** An app on the suite's settings with `overrides`, and `engine`, closed after the test. */
+  app(overrides?: Record<string, string>, engine?: TestEngine): Promise<TestApp>;
+}
+
+/**
+ * Registers the hooks of a paid-provider suite: `start` the fake before all, `reset` it (its
+ * scripted answers, and whatever `reset` adds) before each test, close what the test opened after it.
+ */
+export function paidSuite<F extends PaidFake>(setup: { start(): Promise<F>; env(fake: F): Record<string, string>; reset?(fake: F): void }): PaidSuite<F> {
+  let fake: F | undefined;
+  const opened: PaidProviders[] = [];
+  const apps: TestApp[] = [];
+  const started = (): F => {
+    if (!fake) throw new Error('the fake starts in beforeAll: use it inside a test or hook');
+    return fake;
+  };
+  beforeAll(async () => {
+    fake = await setup.start();
+  });
+  afterAll(async () => fake?.close());
+  beforeEach(() => {
+    started().server.reset();
+    setup.reset?.(started());
+  });
+  afterEach(async () => {
+    for (const p of opened.splice(0)) await p.close();
+    for (const t of apps.splice(0)) await t.close();
+  });
+  const env = (overrides: Record<string, string> = {}): Record<string, string> => ({ ...setup.env(started()), ...overrides });
+  return {
+    get fake() {
+      return started();
+    },
+    async providers(overrides) {
+      const p = await paidProviders(env(overrides));
+      opened.push(p);
+      return p;
+    },
+    async app(overrides, engine) {
+      const t = await createTestApp(env(overrides), undefined, engine);
+      apps.push(t);
+      return t;
     },
   };
 }

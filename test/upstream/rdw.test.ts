@@ -14,8 +14,9 @@ import { closedPortUrl } from './harness.js';
 let rdw: FakeRdw;
 const apps: TestApp[] = [];
 
+/** Timeouts far above any answer of the local fake however busy the machine; the hanging plate's app sets its own. */
 const rdwEnv = (overrides: Record<string, string> = {}): Record<string, string> => ({
-  RDW_ENABLED: 'true', RDW_BASE_URL: rdw.baseUrl, RDW_TIMEOUT_MS: '300', RDW_BUDGET_MS: '2000', RDW_BREAKER_FAILURES: '100', ...overrides,
+  RDW_ENABLED: 'true', RDW_BASE_URL: rdw.baseUrl, RDW_TIMEOUT_MS: '10000', RDW_BUDGET_MS: '20000', RDW_BREAKER_FAILURES: '100', ...overrides,
 });
 
 async function appWith(env: Record<string, string>): Promise<{ t: TestApp; get: (path: string) => Promise<{ status: number; body: string; charged: string | undefined }>; credits: () => Promise<number> }> {
@@ -104,12 +105,18 @@ describe('CheckNetherlands from RDW Open Data', () => {
 
   it('charges nothing for any RDW failure: 500, 503, 429, 400, a non-JSON 200, a hang, a refused token, no server', async () => {
     const { get, credits } = await appWith(rdwEnv());
-    for (const plate of ['ER19ERR', 'ER19MNT', 'ER19THR', 'ER19BAD', 'ER19JNK', 'ER19HNG']) {
+    for (const plate of ['ER19ERR', 'ER19MNT', 'ER19THR', 'ER19BAD', 'ER19JNK']) {
       const res = await get(`/api/json.aspx/CheckNetherlands/${plate}`);
       expect(res.status, plate).toBe(500);
       expect(res.body, plate).toMatch(/temporarily unavailable/);
     }
     expect(await credits()).toBe(10);
+    // An app of its own whose source gives up well before the fake's answer that never comes.
+    const impatient = await appWith(rdwEnv({ RDW_TIMEOUT_MS: '300', RDW_BUDGET_MS: '2000' }));
+    const hang = await impatient.get('/api/json.aspx/CheckNetherlands/ER19HNG');
+    expect(hang.status).toBe(500);
+    expect(hang.body).toMatch(/temporarily unavailable/);
+    expect(await impatient.credits()).toBe(10);
     const refused = await appWith(rdwEnv({ RDW_APP_TOKEN: 'wrong-token' }));
     expect((await refused.get('/api/json.aspx/CheckNetherlands/AB123C')).body).toMatch(/temporarily unavailable/);
     const down = await appWith(rdwEnv({ RDW_BASE_URL: await closedPortUrl() }));

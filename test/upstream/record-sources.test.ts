@@ -24,9 +24,40 @@ const SPECS_UNAVAILABLE = 'Car specifications lookup is temporarily unavailable,
 
 let recalls: FakeNhtsaRecalls;
 let vpic: FakeNhtsa;
-let t: TestApp;
-let base: string;
-let auth: string;
+let vinDb: string;
+/** The app every test asks, with timeouts far above any answer of the local fakes however busy the machine. */
+let served: Served;
+
+/** An app on a real port, and the HTTP Basic credentials of its paying account (alice). */
+interface Served {
+  readonly t: TestApp;
+  readonly base: string;
+  readonly auth: string;
+}
+
+/** An app with both sources on against their fakes; `overrides` changes their settings. */
+async function serve(overrides: Record<string, string> = {}): Promise<Served> {
+  const t = await createTestApp({
+    VIN_DB_PATH: vinDb,
+    NHTSA_RECALLS_ENABLED: 'true',
+    NHTSA_RECALLS_BASE_URL: recalls.baseUrl,
+    NHTSA_RECALLS_TIMEOUT_MS: '10000',
+    NHTSA_RECALLS_BUDGET_MS: '20000',
+    NHTSA_RECALLS_BREAKER_FAILURES: '100',
+    NHTSA_RECALLS_CACHE_TTL_S: '0',
+    NHTSA_RECALLS_NOT_FOUND_TTL_S: '0',
+    CANADA_SPECS_ENABLED: 'true',
+    CANADA_SPECS_BASE_URL: vpic.baseUrl,
+    CANADA_SPECS_TIMEOUT_MS: '10000',
+    CANADA_SPECS_BUDGET_MS: '20000',
+    CANADA_SPECS_BREAKER_FAILURES: '100',
+    CANADA_SPECS_CACHE_TTL_S: '0',
+    CANADA_SPECS_NOT_FOUND_TTL_S: '0',
+    ...overrides,
+  });
+  const auth = t.basic('alice', await t.account('alice', 100));
+  return { t, auth, base: await t.app.listen({ port: 0, host: '127.0.0.1' }) };
+}
 
 interface Answer {
   readonly status: number;
@@ -34,60 +65,42 @@ interface Answer {
   readonly charged: string | null;
 }
 
-async function send(path: string, init: RequestInit = {}): Promise<Answer> {
-  const res = await fetch(`${base}${path}`, { ...init, headers: { authorization: auth, ...(init.headers as Record<string, string> | undefined) } });
+async function send(path: string, init: RequestInit = {}, to: Served = served): Promise<Answer> {
+  const res = await fetch(`${to.base}${path}`, { ...init, headers: { authorization: to.auth, ...(init.headers as Record<string, string> | undefined) } });
   return { status: res.status, text: await res.text(), charged: res.headers.get('x-credits-charged') };
 }
 
 /** CheckRecalledVIN over SOAP 1.1, as a .NET client sends it: no username, credentials in HTTP Basic. */
-function soapRecalls(vin: string): Promise<Answer> {
+function soapRecalls(vin: string, to: Served = served): Promise<Answer> {
   const envelope =
     '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/">' +
     `<soap:Body><CheckRecalledVIN xmlns="${BESPOKE_NS}"><vin>${vin}</vin></CheckRecalledVIN></soap:Body></soap:Envelope>`;
-  return send('/api/bespokeapi.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${BESPOKE_NS}CheckRecalledVIN"` }, body: envelope });
+  return send('/api/bespokeapi.asmx', { method: 'POST', headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${BESPOKE_NS}CheckRecalledVIN"` }, body: envelope }, to);
 }
 
 /** The credits and the number of debit rows of the paying account. */
-async function account(): Promise<{ credits: number; debits: number }> {
-  const credits = (await t.services.accounts.show('alice')).credits;
-  const debits = (await t.services.accounts.usage('alice')).filter((r) => r.kind === 'debit').length;
+async function account(to: Served = served): Promise<{ credits: number; debits: number }> {
+  const credits = (await to.t.services.accounts.show('alice')).credits;
+  const debits = (await to.t.services.accounts.usage('alice')).filter((r) => r.kind === 'debit').length;
   return { credits, debits };
 }
 
 /** Runs `call` and returns how many credits and debit rows it cost. */
-async function cost(call: () => Promise<unknown>): Promise<{ credits: number; debits: number }> {
-  const before = await account();
+async function cost(call: () => Promise<unknown>, to: Served = served): Promise<{ credits: number; debits: number }> {
+  const before = await account(to);
   await call();
-  const after = await account();
+  const after = await account(to);
   return { credits: before.credits - after.credits, debits: after.debits - before.debits };
 }
 
 beforeAll(async () => {
-  const vinDb = await sharedVinDatabase();
+  vinDb = await sharedVinDatabase();
   recalls = await FakeNhtsaRecalls.start();
   vpic = await FakeNhtsa.start();
-  t = await createTestApp({
-    VIN_DB_PATH: vinDb,
-    NHTSA_RECALLS_ENABLED: 'true',
-    NHTSA_RECALLS_BASE_URL: recalls.baseUrl,
-    NHTSA_RECALLS_TIMEOUT_MS: '300',
-    NHTSA_RECALLS_BUDGET_MS: '2000',
-    NHTSA_RECALLS_BREAKER_FAILURES: '100',
-    NHTSA_RECALLS_CACHE_TTL_S: '0',
-    NHTSA_RECALLS_NOT_FOUND_TTL_S: '0',
-    CANADA_SPECS_ENABLED: 'true',
-    CANADA_SPECS_BASE_URL: vpic.baseUrl,
-    CANADA_SPECS_TIMEOUT_MS: '300',
-    CANADA_SPECS_BUDGET_MS: '2000',
-    CANADA_SPECS_BREAKER_FAILURES: '100',
-    CANADA_SPECS_CACHE_TTL_S: '0',
-    CANADA_SPECS_NOT_FOUND_TTL_S: '0',
-  });
-  auth = t.basic('alice', await t.account('alice', 100));
-  base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+  served = await serve();
 }, 120_000);
 afterAll(async () => {
-  await t.close();
+  await served.t.close();
   await recalls.close();
   await vpic.close();
 });
@@ -131,15 +144,17 @@ describe('CheckRecalledVIN from the NHTSA Recalls API', () => {
 
   it('answers "temporarily unavailable" and charges nothing when NHTSA fails (5xx) or does not answer in time', async () => {
     const answers: Answer[] = [];
+    // An app of its own whose recalls source gives up well before the fake's slow answer: only that answer is raced.
+    const impatient = await serve({ NHTSA_RECALLS_TIMEOUT_MS: '300', NHTSA_RECALLS_BUDGET_MS: '2000' });
     const spent = await cost(async () => {
       recalls.failWith = 503;
-      answers.push(await send(`/api/json.aspx/CheckRecalledVIN/${HONDA}`));
-      answers.push(await soapRecalls(HONDA));
+      answers.push(await send(`/api/json.aspx/CheckRecalledVIN/${HONDA}`, {}, impatient));
+      answers.push(await soapRecalls(HONDA, impatient));
       recalls.failWith = undefined;
       const slow = { status: 200, json: { Count: 0, Message: 'Results returned successfully', results: [] }, delayMs: 1000 };
       recalls.server.script(slow, slow);
-      answers.push(await send(`/api/json.aspx/CheckRecalledVIN/${HONDA}`));
-    });
+      answers.push(await send(`/api/json.aspx/CheckRecalledVIN/${HONDA}`, {}, impatient));
+    }, impatient).finally(() => impatient.t.close());
     expect(spent).toEqual({ credits: 0, debits: 0 });
     const [json5xx, soap5xx, jsonTimeout] = answers;
     expect(json5xx).toMatchObject({ status: 500, text: RECALLS_UNAVAILABLE, charged: null });
@@ -191,15 +206,17 @@ describe('CarSpecifications from vPIC Canadian specifications', () => {
 
   it('answers "temporarily unavailable" and charges nothing when vPIC fails (5xx) or does not answer in time', async () => {
     const answers: Answer[] = [];
+    // An app of its own whose specifications source gives up well before the fake's slow answer: only that answer is raced.
+    const impatient = await serve({ CANADA_SPECS_TIMEOUT_MS: '300', CANADA_SPECS_BUDGET_MS: '2000' });
     const spent = await cost(async () => {
       vpic.failWith = 500;
-      answers.push(await send('/api/json.aspx/CarSpecifications/Honda/Accord/2011'));
-      answers.push(await send('/api/reg.asmx/CarSpecifications?make=Honda&model=Accord&year=2011'));
+      answers.push(await send('/api/json.aspx/CarSpecifications/Honda/Accord/2011', {}, impatient));
+      answers.push(await send('/api/reg.asmx/CarSpecifications?make=Honda&model=Accord&year=2011', {}, impatient));
       vpic.failWith = undefined;
       const slow = { status: 200, json: { Count: 0, Results: [] }, delayMs: 1000 };
       vpic.server.script(slow, slow);
-      answers.push(await send('/api/json.aspx/CarSpecifications/Honda/Accord/2011'));
-    });
+      answers.push(await send('/api/json.aspx/CarSpecifications/Honda/Accord/2011', {}, impatient));
+    }, impatient).finally(() => impatient.t.close());
     expect(spent).toEqual({ credits: 0, debits: 0 });
     const [json5xx, get5xx, jsonTimeout] = answers;
     expect(json5xx).toMatchObject({ status: 500, text: SPECS_UNAVAILABLE, charged: null });

@@ -1,13 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyUkvd } from '../../src/providers/ukvd/ukvd.client.js';
 import { UpstreamError } from '../../src/providers/upstream/upstream-error.js';
 import { enginesToTest } from '../helpers/engines.js';
-import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { FakeUkvd, UKVD_PLATES as P } from '../fakes/fake-ukvd.js';
-import { eachBinding, fiveBindings, lastFailureKind, paidProviders, queryOf, vehicleJsonOf, elementOf, type PaidProviders } from './paid-harness.js';
-
-/** As the clients send (paid-request.ts): a keep-alive socket these direct calls left in the pool would carry the app's next call. */
-const CLOSE = { headers: { connection: 'close' } };
+import { CLOSE, eachBinding, fiveBindings, lastFailureKind, queryOf, vehicleJsonOf, elementOf, paidSuite } from './paid-harness.js';
 
 /**
  * UK Vehicle Data r2 (issue 32) against its fake: every outcome of commercial-upstreams.md §5
@@ -17,37 +13,12 @@ const CLOSE = { headers: { connection: 'close' } };
  */
 
 const KEY = 'ukvd-3f9a1c7e-5b2d-4f6a-8c0e-000000000001';
-let fake: FakeUkvd;
-let p: PaidProviders;
-const opened: PaidProviders[] = [];
-const apps: TestApp[] = [];
-
-const env = (overrides: Record<string, string> = {}): Record<string, string> => ({
-  UKVD_API_KEY: KEY,
-  UKVD_BASE_URL: fake.baseUrl,
-  UKVD_TIMEOUT_MS: '10000',
-  UKVD_BUDGET_MS: '10000',
-  UKVD_BREAKER_FAILURES: '100',
-  ...overrides,
-});
-
-async function providers(overrides: Record<string, string> = {}): Promise<PaidProviders> {
-  p = await paidProviders(env(overrides));
-  opened.push(p);
-  return p;
-}
-
-beforeAll(async () => {
-  fake = await FakeUkvd.start({ apiKey: KEY });
-});
-afterAll(async () => fake.close());
-beforeEach(() => {
-  fake.server.reset();
-  fake.balance = 10;
-});
-afterEach(async () => {
-  for (const x of opened.splice(0)) await x.close();
-  for (const t of apps.splice(0)) await t.close();
+const suite = paidSuite({
+  start: () => FakeUkvd.start({ apiKey: KEY }),
+  env: (fake) => ({ UKVD_API_KEY: KEY, UKVD_BASE_URL: fake.baseUrl, UKVD_TIMEOUT_MS: '10000', UKVD_BUDGET_MS: '10000', UKVD_BREAKER_FAILURES: '100' }),
+  reset: (fake) => {
+    fake.balance = 10;
+  },
 });
 
 const check = (plate: string) => queryOf('Check', { RegistrationNumber: plate });
@@ -78,17 +49,17 @@ const AUDI = {
 
 describe('UK Vehicle Data mapping', () => {
   it('maps VehicleDetails with ModelDetails into the UK Check vehicleJson, asking r2 with the key, package and plate', async () => {
-    await providers();
+    const p = await suite.providers();
     const answer = await p.provider('Check', 'ukvd').find(check('ab15 aud'));
     expect(answer).toEqual({ status: 'found', record: AUDI, source: 'ukvd', via: 'upstream' });
-    const query = new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? '');
+    const query = new URLSearchParams(suite.fake.server.requests[0]?.url.split('?')[1] ?? '');
     expect(Object.fromEntries(query)).toEqual({ ApiKey: KEY, PackageName: 'VehicleDetails', Vrm: 'AB15AUD' });
     // Never on a pooled connection: a billed call is not retried (paid-request.ts).
-    expect(fake.server.requests[0]?.headers.connection).toBe('close');
+    expect(suite.fake.server.requests[0]?.headers.connection).toBe('close');
   });
 
   it('maps a motorbike without ModelDetails from VehicleDetails alone, and answers CheckMotorBikeUK and Check from one call', async () => {
-    await providers();
+    const p = await suite.providers();
     const bike = await p.provider('CheckMotorBikeUK', 'ukvd').find(queryOf('CheckMotorBikeUK', { RegistrationNumber: P.motorbike }));
     expect(bike).toMatchObject({ status: 'found' });
     if (bike.status !== 'found') return;
@@ -112,11 +83,11 @@ describe('UK Vehicle Data mapping', () => {
       MarkedForExport: false,
     });
     await p.provider('Check', 'ukvd').find(check(P.motorbike));
-    expect(fake.calls(P.motorbike)).toBe(1);
+    expect(suite.fake.calls(P.motorbike)).toBe(1);
   });
 
   it('serves a partial answer (code 1, ModelDetails failed) without the ModelDetails members, and leaves a masked VIN out', async () => {
-    await providers();
+    const p = await suite.providers();
     const partial = await p.provider('Check', 'ukvd').find(check(P.partial));
     expect(partial).toMatchObject({ status: 'found', record: { CarMake: { CurrentTextValue: 'AUDI' }, BodyStyle: { CurrentTextValue: '5 DOOR HATCHBACK' }, Description: '2015 Audi A7 S Line Black Ed Tdi Quat Sa, 2967CC Heavy Oil' } });
     if (partial.status === 'found') expect(partial.record).not.toHaveProperty('Transmission');
@@ -126,7 +97,7 @@ describe('UK Vehicle Data mapping', () => {
   });
 
   it('maps MotHistoryDetails into UKMOT: newest first, Pass/Fail, annotations split, dotted dates', async () => {
-    await providers();
+    const p = await suite.providers();
     const answer = await p.provider('UKMOT', 'ukvd').find(queryOf('UKMOT', { RegistrationNumber: P.car }));
     expect(answer).toEqual({
       status: 'found',
@@ -146,13 +117,13 @@ describe('UK Vehicle Data mapping', () => {
         ExtendedInformation: { Make: 'AUDI', Model: 'A7', Colour: 'Black', FuelType: 'Diesel', FirstUsedDate: '2015.10.13', MotExpiryDate: '2026.10.12', Registration: 'AB15AUD', OdometerUnit: 'mi' },
       },
     });
-    expect(new URLSearchParams(fake.server.requests[0]?.url.split('?')[1] ?? '').get('PackageName')).toBe('MotHistoryDetails');
+    expect(new URLSearchParams(suite.fake.server.requests[0]?.url.split('?')[1] ?? '').get('PackageName')).toBe('MotHistoryDetails');
   });
 });
 
 describe('UK Vehicle Data outcomes (commercial-upstreams.md §5)', () => {
   it('classifies every scripted answer: not found, bad input, restricted plate, credentials, quota, funds, down, HTML', async () => {
-    await providers();
+    const p = await suite.providers();
     const cases: Array<[string, 'not-found' | 'unavailable', string | undefined]> = [
       [P.notFound, 'not-found', undefined],
       [P.noMatch, 'not-found', undefined],
@@ -173,46 +144,47 @@ describe('UK Vehicle Data outcomes (commercial-upstreams.md §5)', () => {
       expect(answer.status, plate).toBe(status);
       if (kind !== undefined) expect(lastFailureKind(p.monitor, 'ukvd'), plate).toBe(kind);
       // Paid: asked once, never retried, whatever came back.
-      expect(fake.calls(plate), plate).toBe(1);
+      expect(suite.fake.calls(plate), plate).toBe(1);
     }
     // Not found is cached; a refused search term (our normalisation may be at fault) is not.
     await p.provider('Check', 'ukvd').find(check(P.notFound));
     await p.provider('Check', 'ukvd').find(check(P.badInput));
-    expect([fake.calls(P.notFound), fake.calls(P.badInput)]).toEqual([1, 2]);
+    expect([suite.fake.calls(P.notFound), suite.fake.calls(P.badInput)]).toEqual([1, 2]);
   });
 
   it('reports an unknown API key (401, code 7) and an unknown package (code 8) as bad credentials', async () => {
-    await providers({ UKVD_API_KEY: 'ukvd-wrong-key-000000000000' });
-    expect(await p.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: UK Vehicle Data refused the API key (HTTP 401, StatusCode 7)' });
-    expect(lastFailureKind(p.monitor, 'ukvd')).toBe('auth');
-    await p.close();
-    await providers({ UKVD_PACKAGE: 'NoSuchPackage' });
-    expect(await p.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: UK Vehicle Data does not know the package NoSuchPackage (StatusCode 8)' });
-    expect(lastFailureKind(p.monitor, 'ukvd')).toBe('auth');
+    const wrongKey = await suite.providers({ UKVD_API_KEY: 'ukvd-wrong-key-000000000000' });
+    expect(await wrongKey.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: UK Vehicle Data refused the API key (HTTP 401, StatusCode 7)' });
+    expect(lastFailureKind(wrongKey.monitor, 'ukvd')).toBe('auth');
+    await wrongKey.close();
+    const wrongPackage = await suite.providers({ UKVD_PACKAGE: 'NoSuchPackage' });
+    expect(await wrongPackage.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: UK Vehicle Data does not know the package NoSuchPackage (StatusCode 8)' });
+    expect(lastFailureKind(wrongPackage.monitor, 'ukvd')).toBe('auth');
   });
 
   it('runs out of funds when the balance cannot pay the package: InsufficientFunds is out-of-funds', async () => {
-    fake.balance = 0.07;
-    await providers();
+    suite.fake.balance = 0.07;
+    const p = await suite.providers();
     expect(await p.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'found' });
-    expect(fake.balance).toBe(0.02);
+    expect(suite.fake.balance).toBe(0.02);
     expect(await p.provider('Check', 'ukvd').find(check(P.motorbike))).toMatchObject({ status: 'unavailable', reason: 'ukvd: UK Vehicle Data account has insufficient funds (BillingResult 1)' });
     expect(lastFailureKind(p.monitor, 'ukvd')).toBe('out-of-funds');
   });
 
   it('waits for a slow answer within the timeout, and times out a hanging one after one attempt', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('Check', 'ukvd').find(check(P.slow))).toMatchObject({ status: 'found' });
     await p.close();
-    await providers({ UKVD_TIMEOUT_MS: '200', UKVD_BUDGET_MS: '200' });
-    fake.server.script({ hang: true });
-    expect(await p.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: no answer within 200 ms (attempt 1)' });
-    expect(lastFailureKind(p.monitor, 'ukvd')).toBe('timeout');
+    // Providers of their own with a short timeout, for the answer that never comes.
+    const impatient = await suite.providers({ UKVD_TIMEOUT_MS: '200', UKVD_BUDGET_MS: '200' });
+    suite.fake.server.script({ hang: true });
+    expect(await impatient.provider('Check', 'ukvd').find(check(P.car))).toMatchObject({ status: 'unavailable', reason: 'ukvd: no answer within 200 ms (attempt 1)' });
+    expect(lastFailureKind(impatient.monitor, 'ukvd')).toBe('timeout');
   });
 
   it("reports r2's TransactionCost (net of a refund) and AccountBalance as the call's price and balance", async () => {
     const ask = async (plate: string, pkg = 'VehicleDetails'): Promise<{ status: number; text: string }> => {
-      const res = await fetch(`${fake.baseUrl}/r2/lookup?${new URLSearchParams({ ApiKey: KEY, PackageName: pkg, Vrm: plate }).toString()}`, CLOSE);
+      const res = await fetch(`${suite.fake.baseUrl}/r2/lookup?${new URLSearchParams({ ApiKey: KEY, PackageName: pkg, Vrm: plate }).toString()}`, CLOSE);
       return { status: res.status, text: await res.text() };
     };
     const found = await ask(P.car);
@@ -228,7 +200,7 @@ describe('UK Vehicle Data outcomes (commercial-upstreams.md §5)', () => {
   });
 
   it('keeps the API key out of every message and log line', async () => {
-    await providers({ UKVD_API_KEY: 'ukvd-wrong-key-000000000000' });
+    const p = await suite.providers({ UKVD_API_KEY: 'ukvd-wrong-key-000000000000' });
     await p.provider('Check', 'ukvd').find(check(P.car));
     await p.provider('Check', 'ukvd').find(check(P.down));
     expect(p.log()).toContain('ukvd');
@@ -238,8 +210,7 @@ describe('UK Vehicle Data outcomes (commercial-upstreams.md §5)', () => {
 
 describe('UK Vehicle Data on the five bindings', () => {
   it('answers Check, CheckMotorBikeUK and CheckUKMinimal with the mapped vehicleJson on every binding, from one upstream call per plate', async () => {
-    const t = await createTestApp(env());
-    apps.push(t);
+    const t = await suite.app();
     const key = await t.account('alice', 100);
     const auth = t.basic('alice', key);
     for (const [operation, params, expected] of [
@@ -258,13 +229,12 @@ describe('UK Vehicle Data on the five bindings', () => {
     // The motorbike's picture is marked as one, as the original marks it.
     const bike = JSON.parse((await fiveBindings(t, 'CheckMotorBikeUK', [['RegistrationNumber', P.motorbike]], 'alice', auth)).json.body) as { ImageUrl: string };
     expect(Buffer.from(bike.ImageUrl.split('@')[1] ?? '', 'base64').toString()).toMatch(/\|motorcycle$/);
-    expect([fake.calls(P.car), fake.calls(P.motorbike), fake.calls(P.partial)]).toEqual([1, 1, 1]);
+    expect([suite.fake.calls(P.car), suite.fake.calls(P.motorbike), suite.fake.calls(P.partial)]).toEqual([1, 1, 1]);
     expect((await t.services.accounts.show('alice')).credits).toBe(100 - 20);
   });
 
   it('answers UKMOT on every binding', async () => {
-    const t = await createTestApp(env());
-    apps.push(t);
+    const t = await suite.app();
     const key = await t.account('alice', 10);
     const b = await fiveBindings(t, 'UKMOT', [['RegistrationNumber', P.car]], 'alice', t.basic('alice', key));
     for (const [name, res] of eachBinding(b)) expect(res.statusCode, `${name}: ${res.body}`).toBe(200);
@@ -273,14 +243,13 @@ describe('UK Vehicle Data on the five bindings', () => {
     for (const res of [b.get, b.post, b.soap11, b.soap12]) {
       expect(JSON.parse(elementOf(res.body, 'Json').text)).toEqual(json.Tests);
     }
-    expect(fake.calls(P.car)).toBe(1);
+    expect(suite.fake.calls(P.car)).toBe(1);
   });
 });
 
 describe.each(await enginesToTest())('UK Vehicle Data and the caller’s credits (%s)', (engine) => {
   it('charges each answer once and every failure nothing', async () => {
-    const t = await createTestApp(env(), undefined, engine);
-    apps.push(t);
+    const t = await suite.app({}, engine);
     const key = await t.account('alice', 10);
     const auth = t.basic('alice', key);
     const found = await t.app.inject({ url: `/api/json.aspx/Check/${P.car}`, headers: { authorization: auth } });

@@ -1,13 +1,9 @@
 import { createHash } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { classifyVincario, controlSum } from '../../src/providers/vincario/vincario.client.js';
 import { enginesToTest } from '../helpers/engines.js';
-import { createTestApp, type TestApp } from '../helpers/test-app.js';
 import { FakeVincario, VINCARIO_VINS as V } from '../fakes/fake-vincario.js';
-import { eachBinding, elementOf, fiveBindings, lastFailureKind, paidProviders, queryOf, vehicleJsonOf, type PaidProviders } from './paid-harness.js';
-
-/** As the clients send (paid-request.ts): a keep-alive socket these direct calls left in the pool would carry the app's next call. */
-const CLOSE = { headers: { connection: 'close' } };
+import { CLOSE, eachBinding, elementOf, fiveBindings, lastFailureKind, queryOf, vehicleJsonOf, paidSuite } from './paid-harness.js';
 
 /**
  * Vincario API 3.2 (issue 32) against its fake: the control sum, every outcome of
@@ -17,37 +13,13 @@ const CLOSE = { headers: { connection: 'close' } };
 
 const KEY = 'vincario-key-7d2e4f6a0b1c';
 const SECRET = 'vincario~secret.Qw8Er7Ty6Ui5';
-let fake: FakeVincario;
-let p: PaidProviders;
-const opened: PaidProviders[] = [];
-const apps: TestApp[] = [];
-
-const env = (overrides: Record<string, string> = {}): Record<string, string> => ({
-  VINCARIO_API_KEY: KEY,
-  VINCARIO_SECRET: SECRET,
-  VINCARIO_BASE_URL: fake.baseUrl,
-  VINCARIO_BREAKER_FAILURES: '100',
-  ...overrides,
-});
-
-async function providers(overrides: Record<string, string> = {}): Promise<PaidProviders> {
-  p = await paidProviders(env(overrides));
-  opened.push(p);
-  return p;
-}
-
-beforeAll(async () => {
-  fake = await FakeVincario.start({ apiKey: KEY, secret: SECRET });
-});
-afterAll(async () => fake.close());
-beforeEach(() => {
-  fake.server.reset();
-  fake.balance['API Decode'] = 20;
-  fake.balance['API Stolen Check'] = 20;
-});
-afterEach(async () => {
-  for (const x of opened.splice(0)) await x.close();
-  for (const t of apps.splice(0)) await t.close();
+const suite = paidSuite({
+  start: () => FakeVincario.start({ apiKey: KEY, secret: SECRET }),
+  env: (fake) => ({ VINCARIO_API_KEY: KEY, VINCARIO_SECRET: SECRET, VINCARIO_BASE_URL: fake.baseUrl, VINCARIO_BREAKER_FAILURES: '100' }),
+  reset: (fake) => {
+    fake.balance['API Decode'] = 20;
+    fake.balance['API Stolen Check'] = 20;
+  },
 });
 
 const vin = (v: string) => queryOf('VinCheck', { Vin: v });
@@ -75,26 +47,26 @@ const FOCUS = {
 describe('the control sum', () => {
   it('is the first 10 hex characters of sha1("VIN|operation|key|secret"), in the path after the key', async () => {
     expect(controlSum(V.focus, 'decode', KEY, SECRET)).toBe(createHash('sha1').update(`${V.focus}|decode|${KEY}|${SECRET}`).digest('hex').slice(0, 10));
-    await providers();
+    const p = await suite.providers();
     await p.provider('VinCheck', 'vincario').find(vin(V.focus));
     await p.provider('CheckStolen', 'vincario').find(stolen(V.focus));
-    expect(fake.server.requests.map((r) => r.path)).toEqual([
+    expect(suite.fake.server.requests.map((r) => r.path)).toEqual([
       `/3.2/${KEY}/${controlSum(V.focus, 'decode', KEY, SECRET)}/decode/${V.focus}.json`,
       `/3.2/${KEY}/${controlSum(V.focus, 'stolen-check', KEY, SECRET)}/stolen-check/${V.focus}.json`,
     ]);
     // The secret itself is never sent.
-    for (const r of fake.server.requests) expect(JSON.stringify(r)).not.toContain(SECRET);
+    for (const r of suite.fake.server.requests) expect(JSON.stringify(r)).not.toContain(SECRET);
   });
 });
 
 describe('Vincario mapping', () => {
   it('maps a decode into the VinCheck vehicleJson', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toEqual({ status: 'found', record: FOCUS, source: 'vincario', via: 'upstream' });
   });
 
   it('maps a partial decode (labels left out) into what it has', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.partial))).toEqual({
       status: 'found',
       source: 'vincario', via: 'upstream',
@@ -103,7 +75,7 @@ describe('Vincario mapping', () => {
   });
 
   it('maps a stolen check into CheckStolen name/value pairs: the report when a register lists the VIN, the empty list when none does', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.stolen))).toEqual({
       status: 'found',
       source: 'vincario', via: 'upstream',
@@ -124,7 +96,7 @@ describe('Vincario mapping', () => {
 
 describe('Vincario outcomes (commercial-upstreams.md §5)', () => {
   it('classifies every scripted answer', async () => {
-    await providers();
+    const p = await suite.providers();
     const cases: Array<[string, 'not-found' | 'unavailable', string | undefined]> = [
       [V.notRecognized, 'not-found', undefined],
       [V.invalid, 'not-found', undefined],
@@ -135,28 +107,28 @@ describe('Vincario outcomes (commercial-upstreams.md §5)', () => {
     for (const [v, status, kind] of cases) {
       expect((await p.provider('VinCheck', 'vincario').find(vin(v))).status, v).toBe(status);
       if (kind !== undefined) expect(lastFailureKind(p.monitor, 'vincario'), v).toBe(kind);
-      expect(fake.calls('decode', v), v).toBe(1);
+      expect(suite.fake.calls('decode', v), v).toBe(1);
     }
     // "Not recognized" is cached; "invalid" (our validation let it through) is not.
     await p.provider('VinCheck', 'vincario').find(vin(V.notRecognized));
     await p.provider('VinCheck', 'vincario').find(vin(V.invalid));
-    expect([fake.calls('decode', V.notRecognized), fake.calls('decode', V.invalid)]).toEqual([1, 2]);
+    expect([suite.fake.calls('decode', V.notRecognized), suite.fake.calls('decode', V.invalid)]).toEqual([1, 2]);
     // A register that could not verify the VIN never reads as "not stolen".
     expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.unverified))).toMatchObject({ status: 'unavailable', reason: 'vincario: a stolen-vehicle register Vincario asks could not be verified' });
   });
 
   it('reports an unknown key and a wrong secret (control sum refused) as bad credentials', async () => {
-    await providers({ VINCARIO_API_KEY: 'vincario-not-our-key' });
-    expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: Vincario does not know the API key (VINCARIO_API_KEY)' });
-    expect(lastFailureKind(p.monitor, 'vincario')).toBe('auth');
-    await providers({ VINCARIO_SECRET: 'not-the-secret' });
-    expect(await p.provider('CheckStolen', 'vincario').find(stolen(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: Vincario refused the control sum (check VINCARIO_SECRET)' });
-    expect(lastFailureKind(p.monitor, 'vincario')).toBe('auth');
+    const wrongKey = await suite.providers({ VINCARIO_API_KEY: 'vincario-not-our-key' });
+    expect(await wrongKey.provider('VinCheck', 'vincario').find(vin(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: Vincario does not know the API key (VINCARIO_API_KEY)' });
+    expect(lastFailureKind(wrongKey.monitor, 'vincario')).toBe('auth');
+    const wrongSecret = await suite.providers({ VINCARIO_SECRET: 'not-the-secret' });
+    expect(await wrongSecret.provider('CheckStolen', 'vincario').find(stolen(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: Vincario refused the control sum (check VINCARIO_SECRET)' });
+    expect(lastFailureKind(wrongSecret.monitor, 'vincario')).toBe('auth');
   });
 
   it('runs out of lookups per service: "Not Enough Lookups" is out of funds for that service only', async () => {
-    fake.balance['API Decode'] = 1;
-    await providers();
+    suite.fake.balance['API Decode'] = 1;
+    const p = await suite.providers();
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toMatchObject({ status: 'found' });
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.partial))).toMatchObject({ status: 'unavailable', reason: 'vincario: Vincario has no API Decode lookups left' });
     expect(lastFailureKind(p.monitor, 'vincario')).toBe('out-of-funds');
@@ -164,16 +136,17 @@ describe('Vincario outcomes (commercial-upstreams.md §5)', () => {
   });
 
   it('waits for a slow answer within the timeout, and times out a hanging one after one attempt', async () => {
-    await providers();
+    const p = await suite.providers();
     expect(await p.provider('VinCheck', 'vincario').find(vin(V.slow))).toMatchObject({ status: 'found' });
-    await providers({ VINCARIO_TIMEOUT_MS: '200', VINCARIO_BUDGET_MS: '200' });
-    fake.server.script({ hang: true });
-    expect(await p.provider('VinCheck', 'vincario').find(vin(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: no answer within 200 ms (attempt 1)' });
-    expect(lastFailureKind(p.monitor, 'vincario')).toBe('timeout');
+    // Providers of their own with a short timeout, for the answer that never comes.
+    const impatient = await suite.providers({ VINCARIO_TIMEOUT_MS: '200', VINCARIO_BUDGET_MS: '200' });
+    suite.fake.server.script({ hang: true });
+    expect(await impatient.provider('VinCheck', 'vincario').find(vin(V.focus))).toMatchObject({ status: 'unavailable', reason: 'vincario: no answer within 200 ms (attempt 1)' });
+    expect(lastFailureKind(impatient.monitor, 'vincario')).toBe('timeout');
   });
 
   it('reports a charged price as the cost and the service’s lookups left as the balance', async () => {
-    const url = (action: 'decode' | 'stolen-check', v: string): string => `${fake.baseUrl}/${KEY}/${controlSum(v, action, KEY, SECRET)}/${action}/${v}.json`;
+    const url = (action: 'decode' | 'stolen-check', v: string): string => `${suite.fake.baseUrl}/${KEY}/${controlSum(v, action, KEY, SECRET)}/${action}/${v}.json`;
     const res = await fetch(url('decode', V.focus), CLOSE);
     // Prepaid (price 0): the call used one of the lookups; the configured price is the better figure.
     expect(classifyVincario(res.status, await res.text(), 'decode')).toMatchObject({ status: 'found', balance: 19 });
@@ -191,8 +164,7 @@ describe('Vincario outcomes (commercial-upstreams.md §5)', () => {
 
 describe('Vincario on the five bindings', () => {
   it('answers VinCheck and CheckStolen on every binding, from one upstream call each', async () => {
-    const t = await createTestApp(env({ VIN_DECODER: 'off' }));
-    apps.push(t);
+    const t = await suite.app({ VIN_DECODER: 'off' });
     const key = await t.account('alice', 100);
     const auth = t.basic('alice', key);
     const v = await fiveBindings(t, 'VinCheck', [['Vin', V.focus]], 'alice', auth);
@@ -208,15 +180,14 @@ describe('Vincario on the five bindings', () => {
       const list = elementOf(res.body, res === s.get || res === s.post ? 'ArrayOfNameValue' : 'CheckStolenResult');
       expect(list.children.map((c) => [c.children.find((x) => x.local === 'Name')?.text, c.children.find((x) => x.local === 'Value')?.text])).toEqual(pairs.map((x) => [x.Name, x.Value]));
     }
-    expect([fake.calls('decode', V.focus), fake.calls('stolen-check', V.stolen)]).toEqual([1, 1]);
+    expect([suite.fake.calls('decode', V.focus), suite.fake.calls('stolen-check', V.stolen)]).toEqual([1, 1]);
     expect((await t.services.accounts.show('alice')).credits).toBe(90);
   });
 });
 
 describe.each(await enginesToTest())('Vincario and the caller’s credits (%s)', (engine) => {
   it('charges a decode and a theft report once, and a clean stolen check and every failure nothing', async () => {
-    const t = await createTestApp(env({ VIN_DECODER: 'off' }), undefined, engine);
-    apps.push(t);
+    const t = await suite.app({ VIN_DECODER: 'off' }, engine);
     const key = await t.account('alice', 10);
     const auth = t.basic('alice', key);
     const get = (path: string) => t.app.inject({ url: `/api/json.aspx/${path}`, headers: { authorization: auth } });
