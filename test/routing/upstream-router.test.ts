@@ -7,6 +7,7 @@ import { ManualClock, redisAvailable, REDIS_TEST_URL, uniquePrefix } from '../re
 import { FakePaidApi } from '../fakes/fake-paid-api.js';
 import { sharedStore, type SharedStore } from '../gateway/gateway-harness.js';
 import { fakePaidRegistrations } from './fake-paid-adapter.js';
+import { as, operator } from '../admin/admin-harness.js';
 
 const redisUp = await redisAvailable();
 
@@ -207,6 +208,10 @@ describe.each(await enginesToTest())('the router over three paid upstreams on %s
     expect((await app.services.router.status()).middle).toMatchObject({ price: 0.1, priceFrom: 'provider', balance: 9.9 });
     const ordered = await instance({ UPSTREAM_ORDER: 'dear' });
     expect((await lookup(ordered, 'alice', 'CA333AA')).headers['x-lookup-source']).toBe('dear');
+    // The operator reads the same order from the admin API (the console's providers page shows it too).
+    const admin = as(ordered, await operator(ordered, 'order-viewer', 'viewer'));
+    const providers = await admin('GET', '/admin/api/providers');
+    expect(providers.json<{ order: string[] }>().order).toEqual(['dear', 'cheap', 'middle']);
   });
 
   it('makes one call for concurrent identical lookups (single flight per upstream)', async () => {

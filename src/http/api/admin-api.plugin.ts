@@ -55,7 +55,7 @@ export interface AdminApiOptions {
   /** Normalises a test plate's key values as a lookup does. */
   readonly catalogue: Catalogue;
   /** The upstream providers: status as /readyz shows it, balance and spend (src/providers/upstream/providers-view.ts). */
-  readonly providers: Pick<ProvidersView, 'view'>;
+  readonly providers: Pick<ProvidersView, 'view' | 'order'>;
   /** Self-service sign-up (SIGNUP_*): `POST /account/api/signup` and `/console/signup`. */
   readonly signup: SignupConfig;
   /** Lookups per hour, interface and outcome over every instance (the store's rollup, migration 0011). */

@@ -385,7 +385,10 @@ export const adminAnswers = {
   createdToken: answer({ token: tokenAnswer, secret: text('vlop_8c2e4f6a8b0d2c4e6f8a0b2c', { description: 'Send as Authorization: Bearer; shown this once' }) }),
   token: answer({ token: tokenAnswer }),
   audit: pageAnswer(auditRowAnswer),
-  providers: answer({ providers: { type: 'object', additionalProperties: providerAnswer, description: 'By provider name' } }),
+  providers: answer({
+    providers: { type: 'object', additionalProperties: providerAnswer, description: 'By provider name' },
+    order: { ...list({ type: 'string' }), description: 'The paid upstreams in the order the router asks them now: cheapest first, UPSTREAM_ORDER before price (the console shows the same)' },
+  }),
   lookupStats: lookupStatsAnswer,
   plates: answer({ plates: list(testPlateAnswer) }),
   plate: testPlateAnswer,
