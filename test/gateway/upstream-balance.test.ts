@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { BuiltApp } from '../../src/app.js';
 import type { ProviderView } from '../../src/providers/upstream/providers-view.js';
-import type { TestApp } from '../helpers/test-app.js';
 import { as, operator } from '../admin/admin-harness.js';
 import { enginesToTest } from '../helpers/engines.js';
 import { FakeRegcheck } from '../fakes/fake-regcheck.js';
@@ -162,7 +161,7 @@ describe.each(await enginesToTest())('the balance at the original, shared by two
   let viewers = 0;
   const shown = async (app: BuiltApp): Promise<number | null | undefined> => {
     viewers += 1;
-    const viewer = as(app as TestApp, await operator(app as TestApp, `balance-viewer${viewers}`, 'viewer'));
+    const viewer = as(app, await operator(app, `balance-viewer${viewers}`, 'viewer'));
     const res = await viewer('GET', '/admin/api/providers');
     expect(res.statusCode).toBe(200);
     return res.json<{ providers: Record<string, ProviderView> }>().providers.regcheck?.balance?.credits;

@@ -4,7 +4,6 @@ import type { ProviderView } from '../../src/providers/upstream/providers-view.j
 import { enginesToTest } from '../helpers/engines.js';
 import { FakeRegcheck } from '../fakes/fake-regcheck.js';
 import { as, operator } from '../admin/admin-harness.js';
-import type { TestApp } from '../helpers/test-app.js';
 import { redisAvailable, REDIS_TEST_URL, uniquePrefix } from '../redis/redis-harness.js';
 import { ManualRepeat } from '../helpers/manual-repeat.js';
 import { checkUrl, gatewayApp, sharedStore, type SharedStore } from './gateway-harness.js';
@@ -46,7 +45,7 @@ describe.each(cases)('upstream spend on %s, %s', (engine, cache) => {
   let viewers = 0;
   const spendOf = async (app: BuiltApp): Promise<ProviderView> => {
     viewers += 1;
-    const viewer = as(app as TestApp, await operator(app as TestApp, `watcher${viewers}`, 'viewer'));
+    const viewer = as(app, await operator(app, `watcher${viewers}`, 'viewer'));
     const res = await viewer('GET', '/admin/api/providers');
     expect(res.statusCode).toBe(200);
     const regcheck = res.json<{ providers: Record<string, ProviderView> }>().providers.regcheck;
@@ -122,7 +121,7 @@ describe.each(cases)('upstream spend on %s, %s', (engine, cache) => {
     expect(metrics).toMatch(/vehicle_lookup_upstream_balance\{provider="regcheck"\} 499\b/);
 
     await app.upstreamSpend.flush();
-    const login = await operator(app as TestApp, 'console-viewer', 'viewer');
+    const login = await operator(app, 'console-viewer', 'viewer');
     const page = await app.app.inject({ url: '/console/admin/providers', headers: { cookie: login.cookie } });
     expect(page.statusCode).toBe(200);
     const section = page.body.slice(page.body.indexOf('data-testid="provider-regcheck"'));
