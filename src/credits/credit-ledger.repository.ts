@@ -79,7 +79,12 @@ export interface DebitDetails extends LookupRowDetails {
    * records them in the debit's transaction (IdempotencyRepository), and does not debit when the
    * account already holds a live record under the key. Absent: no record, no extra query.
    */
-  readonly idempotency?: { readonly key: string; readonly result: string };
+  readonly idempotency?: {
+    readonly key: string;
+    readonly result: string;
+    /** The frozen result `result` is the JSON of, when it is frozen: its stored answer may be shared (AnswerBatch). */
+    readonly answer?: object | undefined;
+  };
   /**
    * The key's credit cap this debit counts against: the debit writer moves the key's spend in the
    * debit's transaction with a conditional update, as the balance, and does not debit when the cap

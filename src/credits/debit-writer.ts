@@ -2,7 +2,7 @@ import type { KeySpend } from '../alerts/key-cap-alerts.js';
 import type { Storage } from '../storage/create-database.js';
 import type { Tx } from '../storage/database.js';
 import type { CreditLedgerRepository, DebitDetails, FreeLookupRow, ReversalDetails } from './credit-ledger.repository.js';
-import type { IdempotencyRepository } from './idempotency.repository.js';
+import type { AnswerBatch, IdempotencyRepository } from './idempotency.repository.js';
 import { andThen, type MaybePromise } from '../shared/maybe-promise.js';
 
 export interface DebitRequest {
@@ -98,19 +98,24 @@ export class DebitWriter {
     // lookup costs its claim statement, not a promise per statement (it cost 42 promises more than
     // a plain lookup when this was an async function: test/cost/).
     const spends: KeySpend[] = [];
+    const answers = keyed ? this.requireIdempotency().repository.answerBatch(this.requireIdempotency().retentionMs) : undefined;
     const written = this.storage.transaction((tx) => {
       spends.length = 0;
+      answers?.reset();
       const results = new Array<DebitResult>(batch.length);
       const purged = keyed ? this.purgeExpired(tx, batch) : undefined;
       const debited = andThen(purged, () =>
-        inOrder(accounts, (accountId) => this.debitAccount(tx, accountId, byAccount.get(accountId) ?? [], batch, results, { keyed, capped, spends })),
+        inOrder(accounts, (accountId) => this.debitAccount(tx, accountId, byAccount.get(accountId) ?? [], batch, results, { answers, capped, spends })),
       );
       // After the debits: a free row of an account debited in this batch shows the balance after them.
       return andThen(debited, () => (free.length > 0 ? this.ledger.writeFreeRows(tx, free).then(() => results) : results));
     }, KNOWN_OUTCOME);
-    if (!capped || !this.onKeySpend) return written;
+    const onKeySpend = capped ? this.onKeySpend : undefined;
+    if (!answers && !onKeySpend) return written;
     return written.then((results) => {
-      for (const spend of spends) this.onKeySpend?.(spend);
+      // Committed: the answers stored may now be shared by later records (AnswerBatch).
+      answers?.committed();
+      if (onKeySpend) for (const spend of spends) onKeySpend(spend);
       return results;
     });
   }
@@ -142,9 +147,9 @@ export class DebitWriter {
     indexes: readonly number[],
     batch: readonly DebitRequest[],
     results: DebitResult[],
-    batchKind: { readonly keyed: boolean; readonly capped: boolean; readonly spends: KeySpend[] },
+    batchKind: { readonly answers: AnswerBatch | undefined; readonly capped: boolean; readonly spends: KeySpend[] },
   ): MaybePromise<void> {
-    const claimed = batchKind.keyed ? this.claimKeys(tx, accountId, indexes, batch, results) : indexes;
+    const claimed = batchKind.answers ? this.claimKeys(tx, accountId, indexes, batch, results, batchKind.answers) : indexes;
     return andThen(claimed, (afterClaims) =>
       andThen(batchKind.capped ? this.countCaps(tx, accountId, afterClaims, batch, results) : undefined, (counted) => {
         const toDebit = counted ? counted.indexes : afterClaims;
@@ -251,7 +256,14 @@ export class DebitWriter {
    * Claims the keys of one account's keyed debits, in key order; those whose key is taken are
    * answered KEY_TAKEN and left out. Returns the indexes still to debit, in arrival order.
    */
-  private claimKeys(tx: Tx, accountId: number, indexes: readonly number[], batch: readonly DebitRequest[], results: DebitResult[]): MaybePromise<readonly number[]> {
+  private claimKeys(
+    tx: Tx,
+    accountId: number,
+    indexes: readonly number[],
+    batch: readonly DebitRequest[],
+    results: DebitResult[],
+    answers: AnswerBatch,
+  ): MaybePromise<readonly number[]> {
     const claims = indexes.filter((i) => batch[i]?.details.idempotency !== undefined);
     if (claims.length === 0) return indexes;
     const { repository, retentionMs } = this.requireIdempotency();
@@ -266,11 +278,12 @@ export class DebitWriter {
         operation: details.operation,
         query: details.query,
         result: idempotency.result,
+        answer: idempotency.answer,
         charged: cost,
         requestId: details.requestId,
         createdAt: details.createdAt,
       };
-      return andThen(repository.claim(tx, accountId, record, cutoffOf(details.createdAt, retentionMs)), (ok) => {
+      return andThen(repository.claim(tx, accountId, record, cutoffOf(details.createdAt, retentionMs), answers), (ok) => {
         if (ok) return;
         taken.add(i);
         results[i] = KEY_TAKEN;
@@ -281,14 +294,16 @@ export class DebitWriter {
 
   /**
    * Purge on write: a batch that carries a key deletes the expired records, at most once a minute
-   * per process, in its own transaction (an indexed range delete of about a minute's expiries).
+   * per process, in its own transaction (indexed range deletes of about a minute's expiries: the
+   * records, and the answers no live record can still refer to).
    */
   private purgeExpired(tx: Tx, batch: readonly DebitRequest[]): MaybePromise<void> {
     const latest = batch.reduce((max, r) => (r.details.createdAt > max ? r.details.createdAt : max), '');
     const nowMs = Date.parse(latest);
     if (!(nowMs - this.lastPurgeMs >= PURGE_INTERVAL_MS)) return undefined;
     const { repository, retentionMs } = this.requireIdempotency();
-    return repository.purgeExpired(tx, cutoffOf(latest, retentionMs)).then(() => {
+    // Answers are kept twice the retention (AnswerBatch): no live record refers to one older.
+    return repository.purgeExpired(tx, cutoffOf(latest, retentionMs), cutoffOf(latest, 2 * retentionMs)).then(() => {
       this.lastPurgeMs = nowMs;
     });
   }

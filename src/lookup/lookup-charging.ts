@@ -230,9 +230,11 @@ export class LookupCharging {
     // The result is stored with the debit (DebitWriter): a retry is answered from it. The whole
     // result, not a reference to its record: the retry gets the same bytes even after a re-import
     // changed the record. A frozen result (a cached record's, the common case) is the same object
-    // for every lookup of that record, so its JSON text is computed once (result-memo.ts).
+    // for every lookup of that record, so its JSON text is computed once (result-memo.ts) and
+    // stored once for all the keys that paid for it while it is young (AnswerBatch).
     const stored = memoizedEncoding(result, 'idempotency-record', () => JSON.stringify(result));
-    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: stored } }, live);
+    const answer = Object.isFrozen(result) ? result : undefined;
+    return this.deps.debits.debit(account.id, charge, { ...details, idempotency: { key: idempotencyKey, result: stored, answer } }, live);
   }
 
   /**

@@ -280,12 +280,24 @@ export interface IdempotencyKeysTable {
   /** The operation and the query as the ledger writes them: a reuse must match both. */
   operation: string;
   query: string;
-  /** The LookupResult answered and paid for, as JSON text (re-encoded for any binding). */
-  result: string;
+  /** The answer paid for: its row in idempotency_results (migration 0020). */
+  result_id: number;
   charged: number;
   /** Our request id of the paid lookup, as in its ledger row. */
   request_id: string;
   created_at: string;
+}
+
+/**
+ * The answers Idempotency-Key records refer to (migration 0020): one row per answer stored, which
+ * every record of the same frozen result may share while the row is young (IdempotencyRepository).
+ */
+export interface IdempotencyResultsTable {
+  id: Generated<number>;
+  /** The LookupResult answered and paid for, as JSON text (re-encoded for any binding). */
+  result: string;
+  /** When this row was written (ISO text): it is reused and purged by this age. */
+  stored_at: string;
 }
 
 /**
@@ -411,6 +423,7 @@ export interface DatabaseSchema {
   credit_alert_fired: CreditAlertFiredTable;
   credit_alert_cursor: CreditAlertCursorTable;
   idempotency_keys: IdempotencyKeysTable;
+  idempotency_results: IdempotencyResultsTable;
   lookup_stats: LookupStatsTable;
   login_throttle: LoginThrottleTable;
   imports: ImportsTable;

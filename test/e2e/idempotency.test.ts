@@ -215,6 +215,29 @@ describe.each(ENGINES)('idempotent retries on %s', (engine) => {
     expect((await lookup('json', 'cross-2')).body).toContain('RENAULT CLIO V');
   });
 
+  it("stores a cached record's answer once for every key that paid for it, and a changed record's anew", async () => {
+    const storedAnswers = async (): Promise<number> =>
+      Number((await t.services.storage.db.selectFrom('idempotency_results').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow()).n);
+    const firsts = [];
+    for (const key of ['share-1', 'share-2', 'share-3']) firsts.push(await lookup('json', key));
+    expect(firsts.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(await storedKeys()).toBe(3);
+    expect(await storedAnswers()).toBe(1);
+    await t.importRecords([{ operation: 'CheckFrance', key: { RegistrationNumber: PLATE }, vehicle: { ...CLIO, Description: 'RENAULT CLIO V' } }]);
+    const changed = await lookup('json', 'share-4');
+    expect(changed.body).toContain('RENAULT CLIO V');
+    expect(await storedAnswers()).toBe(2);
+    // Each key is answered with what it paid for: the three the old record, the fourth the new one.
+    for (const [i, key] of ['share-1', 'share-2', 'share-3'].entries()) {
+      const again = await lookup('json', key);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      expect(again.body).toBe(firsts[i]?.body);
+      expect(again.body).not.toContain('CLIO V');
+    }
+    expect((await lookup('json', 'share-4')).body).toBe(changed.body);
+    expect(await balance()).toBe(6);
+  });
+
   /**
    * Identical lookups started in one turn of the event loop (inject: no socket between them), so
    * every one passes the replay stage before any debit commits: the race is real on SQLite too.

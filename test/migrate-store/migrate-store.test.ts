@@ -32,6 +32,7 @@ const FIXTURE_TABLES = [
   'credit_alert_settings',
   'credit_references',
   'idempotency_keys',
+  'idempotency_results',
   'imports',
   'invites',
   'ledger',
@@ -343,6 +344,7 @@ describe('migrate-store to PostgreSQL', () => {
       'accounts.id': 5,
       'api_keys.id': next('api_keys'),
       'audit_log.id': next('audit_log'),
+      'idempotency_results.id': 2,
       'imports.id': 2,
       'ledger.id': next('ledger'),
       'operator_tokens.id': next('operator_tokens'),
@@ -361,7 +363,7 @@ describe('migrate-store to PostgreSQL', () => {
     expect(run.out).toMatch(/^Copied sqlite:.* to postgres:\/\/.* and verified the copy:/);
     for (const table of FIXTURE_TABLES) expect(run.out).toMatch(new RegExp(`^  ${table} +\\d+ rows?$`, 'm'));
     expect(run.out).toContain('4 accounts holding 33 credits in all; on both sides each balance equals the sum of its account\'s ledger rows (');
-    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, audit_log\.id \d+, imports\.id 2, ledger\.id \d+, operator_tokens\.id \d+, users\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
+    expect(run.out).toMatch(/Next ids: accounts\.id 5, api_keys\.id \d+, audit_log\.id \d+, idempotency_results\.id 2, imports\.id 2, ledger\.id \d+, operator_tokens\.id \d+, users\.id \d+, webhook_deliveries\.id 2, webhook_endpoints\.id 2\./);
   });
 
   it('refuses a target that already holds data and leaves it as it was', async () => {

@@ -2,20 +2,25 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CreditLedgerRepository, type DebitDetails } from '../../src/credits/credit-ledger.repository.js';
 import { DebitWriter, KEY_TAKEN, type DebitRequest } from '../../src/credits/debit-writer.js';
 import { IdempotencyRepository } from '../../src/credits/idempotency.repository.js';
-import { ENGINES, postgresAvailable } from '../helpers/engines.js';
-import { createTestApp, type TestApp } from '../helpers/test-app.js';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { join } from 'node:path';
+import pg from 'pg';
+import { migrationProvider } from '../../src/storage/migrations/index.js';
+import { ENGINES, freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js';
+import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
 
 const HOUR_MS = 3_600_000;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
-function details(n: number, key: string | undefined, atMs = T0 + n * 1000): DebitDetails {
+function details(n: number, key: string | undefined, atMs = T0 + n * 1000, answer?: object): DebitDetails {
   return {
     operation: 'CheckFrance',
     interface: 'json',
     query: `Q${n}`,
     requestId: `r${n}`,
     createdAt: new Date(atMs).toISOString(),
-    ...(key === undefined ? {} : { idempotency: { key, result: JSON.stringify({ n }) } }),
+    ...(key === undefined ? {} : { idempotency: { key, result: JSON.stringify(answer ?? { n }), answer } }),
   };
 }
 
@@ -39,7 +44,9 @@ describe.each(ENGINES)('idempotency records in the debit transaction on %s', (en
       (await app.services.storage.db.selectFrom('idempotency_keys').select(['account_id', 'idempotency_key', 'request_id']).orderBy('request_id').execute()).map(
         (r) => [r.account_id, r.idempotency_key, r.request_id],
       );
-    return { app: t, writer, repository, ids, keys };
+    /** The stored answers' ids, in order. */
+    const answers = async () => (await app.services.storage.db.selectFrom('idempotency_results').select('id').orderBy('id').execute()).map((r) => r.id);
+    return { app: t, writer, repository, ids, keys, answers };
   }
 
   it('debits once for a key repeated in one batch, per account, and keeps no record of a debit the balance did not cover', async (ctx) => {
@@ -79,5 +86,99 @@ describe.each(ENGINES)('idempotency records in the debit transaction on %s', (en
     expect(await repository.find(ids.rich, 'old-1', new Date(later - 24 * HOUR_MS).toISOString())).toBeUndefined();
     expect(await writer.write([{ accountId: ids.rich, cost: 1, details: details(3, 'old-1', later) }])).toEqual([97]);
     expect(await keys()).toEqual([[ids.rich, 'old-1', 'r3']]);
+  });
+
+  it('stores a frozen answer once for the records made while it is young, and purges answers only at twice the retention', async (ctx) => {
+    const { writer, repository, ids, answers } = await setup(ctx);
+    const clio = Object.freeze({ Description: 'RENAULT CLIO' });
+    const at = (hours: number, seconds = 0) => T0 + hours * HOUR_MS + seconds * 1000;
+    const write = (n: number, key: string, atMs: number) => writer.write([{ accountId: ids.rich, cost: 1, details: details(n, key, atMs, clio) }]);
+    const found = async (key: string, nowMs: number) => (await repository.find(ids.rich, key, new Date(nowMs - 24 * HOUR_MS).toISOString()))?.result;
+    // Two records of one answer in one batch, a third eleven hours later: one stored answer.
+    expect(await writer.write([
+      { accountId: ids.rich, cost: 1, details: details(1, 'k-a', at(0, 1), clio) },
+      { accountId: ids.rich, cost: 1, details: details(2, 'k-b', at(0, 2), clio) },
+    ])).toEqual([99, 98]);
+    expect(await write(3, 'k-c', at(11))).toEqual([97]);
+    expect(await answers()).toHaveLength(1);
+    // Past half the retention the answer is stored again: the first row is not shared any more.
+    expect(await write(4, 'k-d', at(12, 2))).toEqual([96]);
+    expect(await answers()).toHaveLength(2);
+    // The purge at hour 34 takes k-a and k-b, and no answer: k-c, made at hour 11, still needs the first.
+    expect(await write(5, 'k-e', at(34))).toEqual([95]);
+    const [first, second, third] = await answers();
+    expect(await answers()).toHaveLength(3);
+    expect(await found('k-a', at(34))).toBeUndefined();
+    expect(await found('k-c', at(34, 1))).toBe(JSON.stringify(clio));
+    // At hour 50 k-c and k-d have expired: the first answer goes (stored at hour 0, twice the retention ago), the others stay.
+    expect(await write(6, 'k-f', at(50, 3))).toEqual([94]);
+    const left = await answers();
+    expect(left.slice(0, 2)).toEqual([second, third]);
+    expect(left).not.toContain(first);
+    expect(await found('k-e', at(50, 3))).toBe(JSON.stringify(clio));
+    expect(await found('k-f', at(50, 3))).toBe(JSON.stringify(clio));
+  });
+
+  it('shares no answer a failed transaction stored: the next record of it stores its own', async (ctx) => {
+    const { writer, repository, ids, answers } = await setup(ctx);
+    const clio = Object.freeze({ Description: 'RENAULT CLIO' });
+    await expect(
+      writer.write([
+        { accountId: ids.rich, cost: 1, details: details(1, 'k-1', T0 + 1000, clio) },
+        { accountId: 999_999, cost: 0, details: details(2, 'k-2') },
+      ]),
+    ).rejects.toThrow();
+    expect(await answers()).toEqual([]);
+    // Another answer takes the next id (SQLite hands out the rolled-back one again), then the frozen one.
+    expect(await writer.write([{ accountId: ids.rich, cost: 1, details: details(3, 'k-3') }])).toEqual([99]);
+    expect(await writer.write([{ accountId: ids.rich, cost: 1, details: details(4, 'k-4', T0 + 4000, clio) }])).toEqual([98]);
+    expect(await answers()).toHaveLength(2);
+    const cutoff = new Date(T0 - 24 * HOUR_MS).toISOString();
+    expect((await repository.find(ids.rich, 'k-3', cutoff))?.result).toBe(JSON.stringify({ n: 3 }));
+    expect((await repository.find(ids.rich, 'k-4', cutoff))?.result).toBe(JSON.stringify(clio));
+  });
+});
+
+describe.each(ENGINES)('migration 0020 on %s', (engine) => {
+  it('moves the answers of the records already kept into idempotency_results, where a retry still finds them', async (ctx) => {
+    if (engine === 'postgres' && !(await postgresAvailable())) {
+      ctx.skip();
+      return;
+    }
+    const dir = tempDir();
+    const pgDb = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
+    const url = pgDb?.url;
+    try {
+      // A store at migration 0019 with two records as they were kept then, answers inline.
+      const early = new Kysely<unknown>({
+        dialect: url ? new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) : new SqliteDialect({ database: new Database(join(dir.path, 'vehicle-lookup.sqlite')) }),
+      });
+      const migrated = await new Migrator({ db: early, provider: migrationProvider(engine) }).migrateTo('0019-key-products');
+      expect(migrated.error).toBeUndefined();
+      await sql`insert into accounts (username, credits, created_at) values ('old', 5, '2026-01-01T00:00:00.000Z')`.execute(early);
+      for (const [key, result, at] of [['k-1', '{"n":1}', '2026-01-01T00:00:01.000Z'], ['k-2', '{"n":2}', '2026-01-01T00:00:02.000Z']]) {
+        await sql`insert into idempotency_keys (account_id, idempotency_key, operation, query, result, charged, request_id, created_at)
+          values (1, ${key}, 'CheckFrance', 'AB123CD', ${result}, 1, ${`r-${key}`}, ${at})`.execute(early);
+      }
+      await early.destroy();
+
+      const t = await createTestApp({ DATA_DIR: dir.path, ...(url ? { DATABASE_URL: url } : {}) }, undefined, 'sqlite');
+      try {
+        const repository = new IdempotencyRepository(t.services.storage);
+        const cutoff = '2025-12-31T00:00:00.000Z';
+        expect(await repository.find(1, 'k-1', cutoff)).toMatchObject({ result: '{"n":1}', requestId: 'r-k-1', charged: 1 });
+        expect(await repository.find(1, 'k-2', cutoff)).toMatchObject({ result: '{"n":2}', requestId: 'r-k-2' });
+        // A new record's answer is numbered after the moved ones (PostgreSQL's sequence moved on).
+        const writer = new DebitWriter(t.services.storage, new CreditLedgerRepository(t.services.storage.db), { repository, retentionMs: 24 * HOUR_MS });
+        expect(await writer.write([{ accountId: 1, cost: 1, details: details(3, 'k-3', Date.parse('2026-01-01T00:00:03.000Z')) }])).toEqual([4]);
+        expect((await repository.find(1, 'k-3', cutoff))?.result).toBe('{"n":3}');
+        expect((await t.services.storage.db.selectFrom('idempotency_results').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual([1, 2, 3]);
+      } finally {
+        await t.app.close();
+      }
+    } finally {
+      await pgDb?.drop();
+      dir.remove();
+    }
   });
 });

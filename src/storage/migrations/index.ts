@@ -18,6 +18,7 @@ import { upstreamBalancesMigration } from './0015-upstream-balances.js';
 import { webhookResponsesMigration } from './0016-webhook-responses.js';
 import { upstreamRoutingMigration } from './0018-upstream-routing.js';
 import { keyProductsMigration } from './0019-key-products.js';
+import { idempotencyResultsMigration } from './0020-idempotency-results.js';
 
 /** Migrations in order; names sort lexically, which is the order Kysely applies them. */
 export function migrationProvider(engine: Engine): MigrationProvider {
@@ -40,6 +41,7 @@ export function migrationProvider(engine: Engine): MigrationProvider {
     '0016-webhook-responses': webhookResponsesMigration,
     '0018-upstream-routing': upstreamRoutingMigration,
     '0019-key-products': keyProductsMigration,
+    '0020-idempotency-results': idempotencyResultsMigration(engine),
   };
   return { getMigrations: () => Promise.resolve(migrations) };
 }
