@@ -215,6 +215,56 @@ describe.each(ENGINES)('idempotent retries on %s', (engine) => {
     expect((await lookup('json', 'cross-2')).body).toContain('RENAULT CLIO V');
   });
 
+  it('answers a retry from its record after the account ran out of credit, and refuses a new key then', async () => {
+    const first = await lookup('json', 'spent-1');
+    expect(first.status).toBe(200);
+    await t.services.accounts.removeCredits({ account: 'alice', amount: 9 });
+    const again = await lookup('json', 'spent-1');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toBe(first.body);
+    const soap = await lookup('soap11', 'spent-1');
+    expect(soap.status).toBe(200);
+    expect(soap.headers.get('idempotent-replayed')).toBe('true');
+    expect((await lookup('json', 'spent-2')).status).toBe(500);
+    expect(await balance()).toBe(0);
+    expect(await storedKeys()).toBe(1);
+  });
+
+  it("answers a retry from its record after its API key's cap was spent, and refuses a new key then", async () => {
+    const { apiKey: capped } = await t.services.accounts.createKey('alice', 'capped', { cap: { credits: 1, period: 'day' } });
+    const get = (key: string) =>
+      fetch(`${base}/api/json.aspx/CheckFrance/${PLATE}`, { headers: { authorization: t.basic('alice', capped), 'idempotency-key': key } });
+    const first = await get('cap-1');
+    expect(first.status).toBe(200);
+    const body = await first.text();
+    const again = await get('cap-1');
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await again.text()).toBe(body);
+    const refused = await get('cap-2');
+    expect(refused.status).toBe(429);
+    expect(await balance()).toBe(9);
+  });
+
+  it('refuses a key reused for another cached vehicle, charging nothing, and still answers its own retry', async () => {
+    // Both vehicles in the record cache first: the conflicting lookup needs no provider.
+    expect((await lookup('json', undefined, 'XY987ZT')).status).toBe(200);
+    const first = await lookup('json', 'cached-1');
+    expect(first.status).toBe(200);
+    expect(await balance()).toBe(8);
+    const other = await lookup('json', 'cached-1', 'XY987ZT');
+    expect(other.status).toBe(422);
+    expect(other.body).toContain('cached-1');
+    const soap = await lookup('soap11', 'cached-1', 'XY987ZT');
+    expect(soap.status).toBe(500);
+    expect(soap.body).toContain('already used');
+    expect(await balance()).toBe(8);
+    expect((await debits()).length).toBe(2);
+    expect((await lookup('json', 'cached-1')).body).toBe(first.body);
+    expect(await balance()).toBe(8);
+  });
+
   it("stores a cached record's answer once for every key that paid for it, and a changed record's anew", async () => {
     const storedAnswers = async (): Promise<number> =>
       Number((await t.services.storage.db.selectFrom('idempotency_results').select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow()).n);
