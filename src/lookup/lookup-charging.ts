@@ -31,6 +31,12 @@ export interface LookupChargingDeps {
   readonly onReversalFailed?: (row: ReversalDetails & { readonly accountId: number }, error: unknown) => void;
 }
 
+/** A lookup's Idempotency-Key, and whether its record was read before the lookup (LookupPipeline.run). */
+export interface KeyedLookup {
+  readonly key: string;
+  readonly read: boolean;
+}
+
 /**
  * The pipeline's money stages (lookup-pipeline.ts): "replay" (an Idempotency-Key's stored answer),
  * "price" (before asking any provider) and "debit" (after the answer is shaped). Credits move only
@@ -51,6 +57,11 @@ export class LookupCharging {
   private readonly capSpent = new WeakMap<KeyRules, string>();
 
   constructor(private readonly deps: LookupChargingDeps) {}
+
+  /** Whether this server keeps Idempotency-Key records (without them a key is refused by `replay`). */
+  get replays(): boolean {
+    return this.deps.replays !== undefined;
+  }
 
   /**
    * Stage "replay": the stored answer of an earlier charged lookup with this Idempotency-Key, same
@@ -95,7 +106,7 @@ export class LookupCharging {
     account: Account,
     query: LookupQuery,
     request: LookupRequest,
-    idempotencyKey: string | undefined,
+    idempotency: KeyedLookup | undefined,
     result: LookupResult,
     cost: number,
     source: string,
@@ -103,7 +114,14 @@ export class LookupCharging {
   ): Promise<LookupOutcome> {
     const operation = query.operation;
     const charge = isChargeable(result) ? cost : 0;
+    const idempotencyKey = idempotency?.key;
     if (charge === 0) {
+      // A key not read yet (a cached record's lookup): a free answer claims nothing, so its record,
+      // if any, is read now; a repeat is a replay and another query a conflict, as for any lookup.
+      if (idempotency !== undefined && !idempotency.read) {
+        const replayed = await this.replay(account, query, idempotency.key);
+        if (replayed) return this.free(account, query, request, replayed, key);
+      }
       // Operation costs are at least 1 (catalogue, OPERATION_COSTS): a price of 0 is a test plate.
       const free: FreeReason = cost === 0 ? 'test-plate' : 'no-result';
       return this.free(account, query, request, { operation, result, charged: 0, balance: account.credits, free, source }, key);

@@ -151,19 +151,35 @@ export class LookupPipeline {
     if (rules) this.authentication.checkKeyOperation(rules, call.operation);
     // validate: the caller's values checked and normalised for the operation (lookup-query.ts)
     const query = buildQuery(call.operation, call.args);
-    // replay: only a request with an Idempotency-Key pays its query (before price, so a retry is
-    // answered even when the account has since run out of credit)
+    // replay: only a request with an Idempotency-Key pays for it, before price, so a retry is
+    // answered even when the account has since run out of credit or its key's cap is spent.
+    // The key's record is read now unless the record is in the record cache: such an answer asks
+    // no provider and costs nothing to make, so its key is claimed in the debit's transaction
+    // without a read first (issue 35: one statement fewer), and its record is read only when the
+    // claim finds the key taken (LookupCharging.debit), the answer is free, or the price refuses.
+    // Any other lookup reads the record first: a retry never reaches a paid upstream.
     const idempotencyKey = checkIdempotencyKey(request.idempotencyKey);
-    if (idempotencyKey !== undefined) {
+    const cached = idempotencyKey !== undefined && this.charging.replays ? this.deps.recordCache.peek(recordCacheKey(query)) : undefined;
+    const keyUnread = cached !== undefined;
+    if (idempotencyKey !== undefined && !keyUnread) {
       const found = this.charging.replay(account, query, idempotencyKey);
       const replayed = found instanceof Promise ? await found : found;
       if (replayed) return this.charging.free(account, query, request, replayed, key);
     }
     // price
-    const priced = this.charging.price(account, query, rules);
-    const cost = priced instanceof Promise ? await priced : priced;
+    let cost: number;
+    try {
+      const priced = this.charging.price(account, query, rules);
+      cost = priced instanceof Promise ? await priced : priced;
+    } catch (refusal) {
+      // A refusal (no credit left, the key's cap spent) does not refuse a retry of a paid lookup.
+      if (!keyUnread || idempotencyKey === undefined || !(refusal instanceof LookupError)) throw refusal;
+      const replayed = await this.charging.replay(account, query, idempotencyKey);
+      if (replayed) return this.charging.free(account, query, request, replayed, key);
+      throw refusal;
+    }
     // answer (a record cache hit is the store's: only the chain's first provider is kept)
-    const answered = this.answer(query);
+    const answered = keyUnread ? cached : this.answer(query);
     let record: unknown;
     let source: string;
     if (answered instanceof Promise) {
@@ -178,7 +194,8 @@ export class LookupPipeline {
     // shape
     const result = this.shape(call.operation, record, request.baseUrl);
     // debit (or the free row of an answer that costs nothing)
-    return this.charging.debit(account, query, request, idempotencyKey, result, cost, source, key);
+    const idempotency = idempotencyKey === undefined ? undefined : { key: idempotencyKey, read: !keyUnread };
+    return this.charging.debit(account, query, request, idempotency, result, cost, source, key);
   }
 
   /** An operation without a username, called without credentials: free, if the operator allows it (LookupAuthentication.admitAnonymous). */
