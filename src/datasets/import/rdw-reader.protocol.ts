@@ -13,7 +13,7 @@ export type RdwReaderMessage =
   /**
    * A batch of rows: keys and documents each joined with "\n" (neither can contain one: keys are
    * letters and digits, documents are JSON text, which escapes line breaks). One string apiece
-   * crosses the thread boundary as one copy instead of a thousand cloned values.
+   * crosses the thread boundary as one copy instead of thousands of cloned values.
    */
   | { readonly type: 'rows'; readonly keys: string; readonly documents: string }
   | { readonly type: 'done'; readonly summary: RdwSourceSummary }
@@ -25,8 +25,11 @@ export type RdwReaderMessage =
  */
 export type RdwReaderAck = { readonly type: 'written' } | { readonly type: 'stop' };
 
-/** Batches the reader may send ahead of the writer; what bounds memory between the threads. */
-export const BATCHES_IN_FLIGHT = 4;
+/**
+ * Batches the reader may send ahead of the writer; what bounds memory between the threads. Two
+ * of SINK_ROWS (10,000) rows (rdw-row-source.ts): one being written while the next waits.
+ */
+export const BATCHES_IN_FLIGHT = 2;
 
 /**
  * Counts batches handed over and not yet written: acquire() waits while BATCHES_IN_FLIGHT are
