@@ -13,27 +13,28 @@ export type RdwReaderMessage =
   /**
    * A batch of rows: keys and documents each joined with "\n" (neither can contain one: keys are
    * letters and digits, documents are JSON text, which escapes line breaks). One string apiece
-   * crosses the thread boundary as one copy instead of thousands of cloned values.
+   * crosses the thread boundary as one copy instead of a thousand cloned values.
    */
   | { readonly type: 'rows'; readonly keys: string; readonly documents: string }
   | { readonly type: 'done'; readonly summary: RdwSourceSummary }
   | { readonly type: 'failed'; readonly name: string; readonly message: string; readonly code?: string | undefined; readonly path?: string | undefined };
 
 /**
- * Messages from the importer to the reader worker: a batch of rows was written, or the import is
- * over (the writer failed) and the reader must clean up (delete its fuel index) and report.
+ * Messages from the importer to the reader worker: a batch of rows was taken (into the run of rows
+ * the writer sorts, RdwCsvImporter), or the import is over (the writer failed) and the reader
+ * must clean up (delete its fuel index) and report.
  */
-export type RdwReaderAck = { readonly type: 'written' } | { readonly type: 'stop' };
+export type RdwReaderAck = { readonly type: 'taken' } | { readonly type: 'stop' };
 
 /**
- * Batches the reader may send ahead of the writer; what bounds memory between the threads. Two
- * of SINK_ROWS (10,000) rows (rdw-row-source.ts): one being written while the next waits.
+ * Batches the reader may send ahead of the writer; with the writer's run of SORTED_ROWS
+ * (rdw-csv-importer.ts), what bounds memory between the threads.
  */
-export const BATCHES_IN_FLIGHT = 2;
+export const BATCHES_IN_FLIGHT = 4;
 
 /**
- * Counts batches handed over and not yet written: acquire() waits while BATCHES_IN_FLIGHT are
- * out, release() is called when one has been written.
+ * Counts batches handed over and not yet taken by the writer: acquire() waits while
+ * BATCHES_IN_FLIGHT are out, release() is called when one has been taken.
  */
 export class InFlightLimit {
   private out = 0;
@@ -55,7 +56,7 @@ export class InFlightLimit {
     this.wakeAll();
   }
 
-  /** No more batches will be written: a waiting or later acquire(), and check(), throw `reason`. */
+  /** No more batches will be taken: a waiting or later acquire(), and check(), throw `reason`. */
   stop(reason: Error): void {
     this.stopped = reason;
     this.wakeAll();

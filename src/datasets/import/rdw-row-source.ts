@@ -58,28 +58,8 @@ export function rdwTarget(catalogue: Catalogue): { readonly dataset: string; rea
   return { dataset: op.dataset.name, plateRule: rule };
 }
 
-/**
- * Rows handed to the sink at once, each batch in key order (inKeyOrder). The writer's cost is the
- * store's key index: plates in file order land all over it, and a batch of 10,000 in order is
- * written at about half the CPU of the same rows unsorted (SQLite alone, 200,000 rows: 1.5
- * against 3.3 CPU-s; batches of 1,000 gain little, 2.9 CPU-s). docs/benchmarks.md, issue 35.
- */
-export const SINK_ROWS = 10_000;
-
-/**
- * A batch's keys and documents reordered by key (JavaScript's string order; for the letters and
- * digits of a plate the same as SQLite's), so the store's index takes them in one sweep. The sort
- * is stable: a plate given twice keeps its file order, and its later row is still written last and
- * wins.
- */
-export function inKeyOrder(keys: readonly string[], documents: readonly string[]): { keys: string[]; documents: string[] } {
-  const order = Array.from(keys.keys()).sort((a, b) => {
-    const ka = keys[a] ?? '';
-    const kb = keys[b] ?? '';
-    return ka < kb ? -1 : ka > kb ? 1 : 0;
-  });
-  return { keys: order.map((i) => keys[i] ?? ''), documents: order.map((i) => documents[i] ?? '') };
-}
+/** Rows handed to the sink at once. */
+const SINK_ROWS = 1_000;
 
 /**
  * The reading side of an RDW register import: indexes the fuel file, checks the register (unless
@@ -188,17 +168,13 @@ export class RdwRowSource {
       for (const record of records) {
         take(record);
         if (keys.length >= SINK_ROWS) {
-          const batch = inKeyOrder(keys, documents);
+          await sink.rows(keys, documents);
           keys = [];
           documents = [];
-          await sink.rows(batch.keys, batch.documents);
         }
       }
     }
-    if (keys.length > 0) {
-      const batch = inKeyOrder(keys, documents);
-      await sink.rows(batch.keys, batch.documents);
-    }
+    if (keys.length > 0) await sink.rows(keys, documents);
     sink.progress({ phase, rows: rowsRead, bytesRead: size, size });
     return { rowsRead, invalid, imported, withFuel };
   }
