@@ -101,6 +101,17 @@ async function netherlandsCount(): Promise<number> {
 }
 
 describe('mapping RDW rows', () => {
+  it('keeps the later row of a plate the file gives twice, with other plates between them', async () => {
+    // The reader hands rows over in key order per batch (rdw-row-source.ts): AB123C's rows meet
+    // again after ZZ999Z's and AA000A's, and the later one (Passat) must still be the one kept.
+    const rows = [GOLF, { ...GOLF, Kenteken: 'ZZ999Z' }, { ...GOLF, Kenteken: 'AA000A' }, { ...GOLF, Handelsbenaming: 'PASSAT' }];
+    const summary = await importRdw(write('register.csv', registerCsv(rows)), '--fuel', write('fuel.csv', fuelCsv([GOLF_FUEL])));
+    expect(summary).toMatchObject({ code: 0, committed: true, rowsRead: 4, imported: 4, invalid: 0 });
+    expect(await stored('AB123C')).toMatchObject({ Description: 'VOLKSWAGEN PASSAT', CarModel: { CurrentTextValue: 'PASSAT' } });
+    expect(await stored('ZZ999Z')).toMatchObject({ Description: 'VOLKSWAGEN GOLF' });
+    expect(await netherlandsCount()).toBe(3);
+  });
+
   it('maps the documented sample row, joined with its fuel, to the Netherlands vehicleJson', async () => {
     const summary = await importRdw(write('register.csv', registerCsv([GOLF])), '--fuel', write('fuel.csv', fuelCsv([GOLF_FUEL])));
     expect(summary).toMatchObject({ code: 0, committed: true, rowsRead: 1, imported: 1, written: 1, unchanged: 0, invalid: 0, withFuel: 1 });

@@ -1,7 +1,8 @@
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RdwCsvImporter, type RdwImportOptions } from '../../src/datasets/import/rdw-csv-importer.js';
+import { RdwCsvImporter, SORTED_ROWS, type RdwImportOptions } from '../../src/datasets/import/rdw-csv-importer.js';
+import { BATCHES_IN_FLIGHT } from '../../src/datasets/import/rdw-reader.protocol.js';
 import type { RecordRepository } from '../../src/datasets/record.repository.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -68,7 +69,11 @@ describe('the reading thread', () => {
     } as unknown as RecordRepository;
     const importer = new RdwCsvImporter(app.services.storage, failing, app.services.catalogue, systemClock);
     // The reader is held up by the writer once BATCHES_IN_FLIGHT batches wait: it must be let go.
-    await expect(importer.importFile(register, { skipInvalid: true, source: 'rdw', readOn })).rejects.toThrow('disk full');
+    // Its runs of SORTED_ROWS: a register longer than the three the writer takes before failing
+    // and the batches in flight, so the reader is waiting when the writer fails.
+    const long = join(app.dataDir, 'long-register.csv');
+    writeGeneratedRegister(long, 4 * SORTED_ROWS + BATCHES_IN_FLIGHT * 1_000);
+    await expect(importer.importFile(long, { skipInvalid: true, source: 'rdw', readOn })).rejects.toThrow('disk full');
     expect(calls).toBe(3);
     // And the store is usable afterwards.
     expect(await app.services.records.findDocument('CheckNetherlands', generatedPlate(0))).toBeUndefined();

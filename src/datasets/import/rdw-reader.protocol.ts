@@ -20,17 +20,21 @@ export type RdwReaderMessage =
   | { readonly type: 'failed'; readonly name: string; readonly message: string; readonly code?: string | undefined; readonly path?: string | undefined };
 
 /**
- * Messages from the importer to the reader worker: a batch of rows was written, or the import is
- * over (the writer failed) and the reader must clean up (delete its fuel index) and report.
+ * Messages from the importer to the reader worker: a batch of rows was taken (into the run of rows
+ * the writer sorts, RdwCsvImporter), or the import is over (the writer failed) and the reader
+ * must clean up (delete its fuel index) and report.
  */
-export type RdwReaderAck = { readonly type: 'written' } | { readonly type: 'stop' };
+export type RdwReaderAck = { readonly type: 'taken' } | { readonly type: 'stop' };
 
-/** Batches the reader may send ahead of the writer; what bounds memory between the threads. */
+/**
+ * Batches the reader may send ahead of the writer; with the writer's run of SORTED_ROWS
+ * (rdw-csv-importer.ts), what bounds memory between the threads.
+ */
 export const BATCHES_IN_FLIGHT = 4;
 
 /**
- * Counts batches handed over and not yet written: acquire() waits while BATCHES_IN_FLIGHT are
- * out, release() is called when one has been written.
+ * Counts batches handed over and not yet taken by the writer: acquire() waits while
+ * BATCHES_IN_FLIGHT are out, release() is called when one has been taken.
  */
 export class InFlightLimit {
   private out = 0;
@@ -52,7 +56,7 @@ export class InFlightLimit {
     this.wakeAll();
   }
 
-  /** No more batches will be written: a waiting or later acquire(), and check(), throw `reason`. */
+  /** No more batches will be taken: a waiting or later acquire(), and check(), throw `reason`. */
   stop(reason: Error): void {
     this.stopped = reason;
     this.wakeAll();

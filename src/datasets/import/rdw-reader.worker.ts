@@ -18,7 +18,7 @@ const send = (message: RdwReaderMessage): void => {
 
 const limit = new InFlightLimit();
 port.on('message', (message: RdwReaderAck) => {
-  if (message.type === 'written') limit.release();
+  if (message.type === 'taken') limit.release();
   else limit.stop(new Error('the RDW import stopped'));
 });
 
