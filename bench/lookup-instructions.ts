@@ -10,8 +10,11 @@
  *
  * writes a dump (callgrind.out.PID.1) holding only those lookups: its `totals:` line divided by N
  * is the instructions per lookup, server and client together (the client is a few callbacks).
- * `--single-threaded` keeps the JIT's compiles on this thread, so they are counted, and a long
- * WARM_UP (8000 measured steady) keeps most of them out of the measured part. Without valgrind it
+ * `--single-threaded` keeps the JIT's compiles on this thread, so they are counted; even after
+ * WARM_UP=8000 they varied from 27,000 to 77,000 instructions per lookup between runs of the same
+ * code, so compare the instructions outside V8's compiler (v8::internal::compiler and the like,
+ * which varied 1.3% between two runs of one tree). The window lasts about 45 s under valgrind, so
+ * periodic work (the webhook poll) weighs more than in a real run. Without valgrind it
  * prints the wall time and CPU per lookup of this one process, which the machine's load distorts.
  * Conditions as bench:json and bench:soap: LOG_LEVEL=warn, the sample dataset, one account; set
  * SQLITE_SYNCHRONOUS=normal to leave the disk's sync out.
