@@ -63,7 +63,7 @@ export const USERNAME_PATTERN = /^[A-Za-z0-9._@-]{1,64}$/;
 
 
 function toLiveKey(k: LiveKeyRow): LiveKey {
-  const base = { id: k.id, hash: k.key_hash, expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) };
+  const base = { id: k.id, hash: Buffer.from(k.key_hash, 'hex'), expiresAtMs: k.expires_at === null ? null : Date.parse(k.expires_at) };
   const rules = compileRules(k.id, k.name, settingsOf(k));
   return rules === undefined ? base : { ...base, rules };
 }

@@ -21,20 +21,23 @@ export function hashApiKey(apiKey: string): string {
   return hash('sha256', apiKey, 'hex');
 }
 
-/** Compares a presented key with a stored hash in constant time. */
-export function verifyApiKey(apiKey: string, storedHash: string): boolean {
-  return hashMatches(Buffer.from(hashApiKey(apiKey), 'hex'), storedHash);
+/** The SHA-256 of a presented key as bytes (hashApiKey's hex, decoded): what matchApiKey compares. */
+function hashBytesOf(apiKey: string): Buffer {
+  return hash('sha256', apiKey, 'buffer');
 }
 
-function hashMatches(presented: Buffer, storedHash: string): boolean {
-  const stored = Buffer.from(storedHash, 'hex');
+function hashMatches(presented: Buffer, stored: Buffer): boolean {
   return presented.length === stored.length && timingSafeEqual(presented, stored);
 }
 
 /** A key that authenticates its account, as the account cache holds it. */
 export interface LiveKey {
   readonly id: number;
-  readonly hash: string;
+  /**
+   * The stored hash (api_keys.key_hash) decoded from hex once, when the account is cached: the
+   * lookup path compares bytes without decoding the hex of every key on every request.
+   */
+  readonly hash: Buffer;
   /** Milliseconds since the epoch after which the key no longer works (a rolled key); null: never. */
   readonly expiresAtMs: number | null;
   /** The key's own rules (issue 33); undefined for a key without any: nothing more is checked for it. */
@@ -46,7 +49,7 @@ export interface LiveKey {
  * live key of the account in constant time (an account has a handful at most).
  */
 export function matchApiKey(apiKey: string, keys: readonly LiveKey[], nowMs: number): LiveKey | undefined {
-  const presented = Buffer.from(hashApiKey(apiKey), 'hex');
+  const presented = hashBytesOf(apiKey);
   let found: LiveKey | undefined;
   for (const key of keys) {
     // No early exit: every key is compared, so timing does not tell which one matched.

@@ -136,8 +136,17 @@ export class Metrics implements LookupObserver {
     }
   }
 
+  /** The slot of each (method, route, status), by one string: no label object per response. */
+  private readonly httpSlots = new Map<string, CounterSlot>();
+
   /** Counts one answered HTTP request (route: the matched route pattern, so the label set is bounded). */
   onHttpResponse(method: string, route: string, status: number): void {
-    this.httpRequests.slot({ method, route, status: String(status) }).pending += 1;
+    const key = `${status}\u0000${method}\u0000${route}`;
+    let slot = this.httpSlots.get(key);
+    if (slot === undefined) {
+      slot = this.httpRequests.slot({ method, route, status: String(status) });
+      this.httpSlots.set(key, slot);
+    }
+    slot.pending += 1;
   }
 }

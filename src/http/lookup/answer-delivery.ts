@@ -45,14 +45,18 @@ export class ConnectionDelivery implements AnswerDelivery {
     // bytes). Not `writableFinished`: a response ended on a socket destroyed meanwhile counts as
     // finished there (Node drops the bytes, so nothing is left to write) but never emits `finish`.
     // Both listeners are removed when either fires, so a long keep-alive connection gathers none.
+    // `on` and removing both by hand, not `once`: each `once` wraps its listener in a bound
+    // function and a state object, on every paid answer.
     const onClose = (): void => {
+      socket.removeListener('close', onClose);
       response.removeListener('finish', onFinish);
       undelivered();
     };
     const onFinish = (): void => {
       socket.removeListener('close', onClose);
+      response.removeListener('finish', onFinish);
     };
-    socket.once('close', onClose);
-    response.once('finish', onFinish);
+    socket.on('close', onClose);
+    response.on('finish', onFinish);
   }
 }

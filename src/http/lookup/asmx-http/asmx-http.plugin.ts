@@ -16,6 +16,8 @@ import { resultRootName, writeResultElement } from '../result-encoder.js';
 import { XmlWriter } from '../../../xml/xml-writer.js';
 import { XSD_NS, XSI_NS } from '../soap/soap-envelope.js';
 import { ConnectionDelivery } from '../answer-delivery.js';
+import { replyWhenSettled } from '../reply-when-settled.js';
+import type { LookupOutcome } from '../../../lookup/lookup-request.js';
 
 export interface AsmxHttpPluginOptions {
   readonly endpoints: readonly ServiceEndpoint[];
@@ -129,11 +131,11 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
 
   for (const endpoint of options.endpoints) {
     const encodingKey = `http\u0000${endpoint.namespace}`;
-    const handle = async (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): Promise<FastifyReply> => {
+    const handle = (request: FastifyRequest<{ Params: { operation: string } }>, reply: FastifyReply, verb: 'GET' | 'POST'): void => {
       const name = request.params.operation;
       // Before the lookup: an invalid Host goes to the error handler above as a 400 (base-url.ts).
       const baseUrl = baseUrlOf(request, options.baseUrl);
-      try {
+      const start = (): Promise<LookupOutcome> => {
         const op = endpoint.find(name);
         if (!op) {
           const near = endpoint.findIgnoringCase(name);
@@ -154,7 +156,7 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
           pairs = new URLSearchParams(decodeBody(body, request.headers['content-encoding'], media.parameters.get('charset'), options.bodyLimit));
         }
-        const outcome = await options.pipeline.execute({
+        return options.pipeline.execute({
           call: { operation: op, args: bindPairs(op, pairs) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
@@ -165,25 +167,31 @@ export const asmxHttpPlugin: FastifyPluginAsync<AsmxHttpPluginOptions> = (app, o
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });
+      };
+      const answer = (outcome: LookupOutcome): void => {
         setOutcomeHeaders(reply, outcome);
         const xml = memoizedEncoding(outcome.result, encodingKey, () => writeHttpResult(outcome.result, endpoint.namespace));
-        return await reply.code(200).type('text/xml; charset=utf-8').send(xml);
-      } catch (error) {
-        if (error instanceof AsmxHttpError) return sendError(reply, error.status, error.message);
-        if (error instanceof RequestBodyError) return sendError(reply, error.status, error.message);
-        if (error instanceof LookupError) {
+        void reply.code(200).type('text/xml; charset=utf-8').send(xml);
+      };
+      const fail = (error: unknown): void => {
+        if (error instanceof AsmxHttpError || error instanceof RequestBodyError) sendError(reply, error.status, error.message);
+        else if (error instanceof LookupError) {
           const wire = HTTP_ERRORS[error.code];
           if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-          return sendError(reply, 500, error.message);
-        }
-        return sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);
-      }
+          sendError(reply, 500, error.message);
+        } else sendError(reply, 500, `${internalError(request, error, 'GET/POST lookup failed unexpectedly')}.`);
+      };
+      replyWhenSettled(reply, start, answer, fail);
     };
     // HEAD would run (and charge) the lookup only to drop its answer: refused, as on the JSON
     // interface (json.plugin.ts). ASMX itself knew only GET and POST on these paths.
-    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, { exposeHeadRoute: false }, (request, reply) => handle(request, reply, 'GET'));
+    app.get<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, { exposeHeadRoute: false }, (request, reply) => {
+      handle(request, reply, 'GET');
+    });
     app.head(`${endpoint.definition.path}/:operation`, (_request, reply) => sendError(reply.header('allow', 'GET, POST'), 405, 'HEAD is not allowed: a lookup is charged; use GET or POST.'));
-    app.post<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => handle(request, reply, 'POST'));
+    app.post<{ Params: { operation: string } }>(`${endpoint.definition.path}/:operation`, (request, reply) => {
+      handle(request, reply, 'POST');
+    });
   }
   return Promise.resolve();
 };

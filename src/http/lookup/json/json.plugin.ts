@@ -13,6 +13,7 @@ import { parseBasicAuth } from '../../auth/basic-auth.js';
 import { originForm } from '../../request-target.js';
 import { bindJsonSegments, splitJsonPath } from './json-path.js';
 import { ConnectionDelivery } from '../answer-delivery.js';
+import { replyWhenSettled } from '../reply-when-settled.js';
 
 export interface JsonPluginOptions {
   /** Where the method named in the path is looked up. */
@@ -111,37 +112,46 @@ export const jsonPlugin: FastifyPluginAsync<JsonPluginOptions> = (app, options) 
   // (405 lists what the resource takes, RFC 9110 section 15.5.6); pages that cost nothing keep it.
   app.head(`${PREFIX}*`, (_request, reply) => reply.code(405).header('allow', 'GET, OPTIONS').type('text/plain; charset=utf-8').send('HEAD is not allowed: a lookup is charged; use GET'));
 
-  app.get(`${PREFIX}*`, { exposeHeadRoute: false }, async (request, reply) => {
+  app.get(`${PREFIX}*`, { exposeHeadRoute: false }, (request, reply) => {
     // Before the lookup: an invalid Host is a 400 from the app's error handler (base-url.ts).
     const baseUrl = baseUrlOf(request, options.baseUrl);
-    try {
-      const { method, segments } = splitJsonPath(originForm(request.raw.url ?? ''), PREFIX);
-      const outcome = await options.pipeline.execute({
-        call: bindCall(options.catalogue, method, segments),
-        auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
-        interface: 'json',
-        requestId: request.id,
-        // Paid only if the answer can be written to this connection (issue 31).
-        delivery: new ConnectionDelivery(request.raw, reply.raw),
-        baseUrl,
-        idempotencyKey: request.headers['idempotency-key'],
-        // A key's allowed addresses are checked against it (issue 33); the JSON interface has no anonymous calls.
-        caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
-      });
-      setOutcomeHeaders(reply, outcome);
-      return await reply
-        .code(200)
-        .type('application/json; charset=utf-8')
-        .header('x-credits-charged', String(outcome.charged))
-        .header('x-credits-remaining', String(outcome.balance))
-        .send(memoizedEncoding(outcome.result, 'json', () => jsonTextOf(outcome.result)));
-    } catch (error) {
-      if (!(error instanceof LookupError)) return sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
-      const wire = JSON_ERRORS[error.code];
-      if (wire.challenge) reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
-      if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-      return sendError(reply, wire.status, error.message);
-    }
+    replyWhenSettled(
+      reply,
+      () => {
+        const { method, segments } = splitJsonPath(originForm(request.raw.url ?? ''), PREFIX);
+        return options.pipeline.execute({
+          call: bindCall(options.catalogue, method, segments),
+          auth: { mode: 'api-key', basic: parseBasicAuth(request.headers.authorization) },
+          interface: 'json',
+          requestId: request.id,
+          // Paid only if the answer can be written to this connection (issue 31).
+          delivery: new ConnectionDelivery(request.raw, reply.raw),
+          baseUrl,
+          idempotencyKey: request.headers['idempotency-key'],
+          // A key's allowed addresses are checked against it (issue 33); the JSON interface has no anonymous calls.
+          caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
+        });
+      },
+      (outcome) => {
+        setOutcomeHeaders(reply, outcome);
+        void reply
+          .code(200)
+          .type('application/json; charset=utf-8')
+          .header('x-credits-charged', String(outcome.charged))
+          .header('x-credits-remaining', String(outcome.balance))
+          .send(memoizedEncoding(outcome.result, 'json', () => jsonTextOf(outcome.result)));
+      },
+      (error) => {
+        if (!(error instanceof LookupError)) {
+          sendError(reply, 500, internalError(request, error, 'lookup failed unexpectedly'));
+          return;
+        }
+        const wire = JSON_ERRORS[error.code];
+        if (wire.challenge) reply.header('www-authenticate', `Basic realm="${options.realm}", charset="UTF-8"`);
+        if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
+        sendError(reply, wire.status, error.message);
+      },
+    );
   });
   return Promise.resolve();
 };

@@ -10,6 +10,8 @@ import type { ServiceEndpoint } from '../service-endpoints.js';
 import { decodeBody, parseMediaType, RequestBodyError } from '../request-body.js';
 import { readXml, XmlReadError } from '../../../xml/xml-reader.js';
 import { ConnectionDelivery } from '../answer-delivery.js';
+import { replyWhenSettled } from '../reply-when-settled.js';
+import type { LookupOutcome } from '../../../lookup/lookup-request.js';
 import {
   readEnvelope,
   readParameters,
@@ -125,14 +127,14 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
       }
       return key;
     };
-    app.post(endpoint.definition.path, async (request: FastifyRequest, reply) => {
+    app.post(endpoint.definition.path, (request: FastifyRequest, reply) => {
       const media = parseMediaType(request.headers['content-type']);
       // The content type chooses the version; the envelope namespace is checked against it below.
       const declared: SoapVersion = media.type === 'application/soap+xml' ? '1.2' : '1.1';
       let version = declared;
       // Before the lookup: an invalid Host is a Client fault from the error handler (base-url.ts).
       const baseUrl = baseUrlOf(request, options.baseUrl);
-      try {
+      const start = (): Promise<LookupOutcome> => {
         if (!SOAP_MEDIA_TYPES.has(media.type)) {
           throw new SoapRequestError(415, 'Client', `Unsupported content type ${media.type || '(none)'}: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)`);
         }
@@ -165,9 +167,8 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           );
         }
 
-        const found = op;
-        const outcome = await options.pipeline.execute({
-          call: { operation: found, args: readParameters(element, found, endpoint.namespace) },
+        return options.pipeline.execute({
+          call: { operation: op, args: readParameters(element, op, endpoint.namespace) },
           auth: { mode: 'username-parameter', basic: parseBasicAuth(request.headers.authorization) },
           caller: { address: request.ip, sentAuthorization: request.headers.authorization !== undefined },
           interface: version === '1.1' ? 'soap11' : 'soap12',
@@ -177,26 +178,26 @@ export const soapPlugin: FastifyPluginAsync<SoapPluginOptions> = (app, options) 
           baseUrl,
           idempotencyKey: request.headers['idempotency-key'],
         });
+      };
+      const answer = (outcome: LookupOutcome): void => {
+        const op = outcome.operation;
         setOutcomeHeaders(reply, outcome);
-        return await reply
+        void reply
           .code(200)
           .type(SOAP_CONTENT_TYPE[version])
-          .send(
-            memoizedEncoding(outcome.result, encodingKey(version, found.name), () =>
-              writeSoapResponse(version, found, endpoint.namespace, outcome.result),
-            ),
-          );
-      } catch (error) {
-        if (error instanceof SoapRequestError) return sendFault(reply, version, error.status, error.faultCode, error.message);
-        if (error instanceof XmlReadError) return sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);
-        if (error instanceof RequestBodyError) return sendFault(reply, version, error.status, 'Client', error.message);
-        if (error instanceof LookupError) {
+          .send(memoizedEncoding(outcome.result, encodingKey(version, op.name), () => writeSoapResponse(version, op, endpoint.namespace, outcome.result)));
+      };
+      const fail = (error: unknown): void => {
+        if (error instanceof SoapRequestError) sendFault(reply, version, error.status, error.faultCode, error.message);
+        else if (error instanceof XmlReadError) sendFault(reply, version, 400, 'Client', `${READ_PREFIX}${error.message}`);
+        else if (error instanceof RequestBodyError) sendFault(reply, version, error.status, 'Client', error.message);
+        else if (error instanceof LookupError) {
           const wire = SOAP_ERRORS[error.code];
           if (wire.retryAfter && error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
-          return sendFault(reply, version, 500, wire.fault, `${PROCESS_PREFIX}${error.message}`);
-        }
-        return sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}${internalError(request, error, 'SOAP lookup failed unexpectedly')}`);
-      }
+          sendFault(reply, version, 500, wire.fault, `${PROCESS_PREFIX}${error.message}`);
+        } else sendFault(reply, version, 500, 'Server', `${PROCESS_PREFIX}${internalError(request, error, 'SOAP lookup failed unexpectedly')}`);
+      };
+      replyWhenSettled(reply, start, answer, fail);
     });
   }
   return Promise.resolve();
