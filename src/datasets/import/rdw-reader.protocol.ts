@@ -27,10 +27,11 @@ export type RdwReaderMessage =
 export type RdwReaderAck = { readonly type: 'taken' } | { readonly type: 'stop' };
 
 /**
- * Batches the reader may send ahead of the writer; with the writer's run of SORTED_ROWS
- * (rdw-csv-importer.ts), what bounds memory between the threads.
+ * Batches the reader may send ahead of the writer (4,000 rows of SINK_ROWS, rdw-row-source.ts);
+ * with the writer's run of SORTED_ROWS (rdw-csv-importer.ts), what bounds memory between the
+ * threads.
  */
-export const BATCHES_IN_FLIGHT = 4;
+export const BATCHES_IN_FLIGHT = 40;
 
 /**
  * Counts batches handed over and not yet taken by the writer: acquire() waits while
