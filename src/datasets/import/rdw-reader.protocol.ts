@@ -13,7 +13,7 @@ export type RdwReaderMessage =
   /**
    * A batch of rows: keys and documents each joined with "\n" (neither can contain one: keys are
    * letters and digits, documents are JSON text, which escapes line breaks). One string apiece
-   * crosses the thread boundary as one copy instead of a thousand cloned values.
+   * crosses the thread boundary as one copy instead of SINK_ROWS cloned values.
    */
   | { readonly type: 'rows'; readonly keys: string; readonly documents: string }
   | { readonly type: 'done'; readonly summary: RdwSourceSummary }
