@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RdwCsvImporter, SORTED_ROWS, type RdwImportOptions } from '../../src/datasets/import/rdw-csv-importer.js';
 import { BATCHES_IN_FLIGHT } from '../../src/datasets/import/rdw-reader.protocol.js';
+import { SINK_ROWS } from '../../src/datasets/import/rdw-row-source.js';
 import type { RecordRepository } from '../../src/datasets/record.repository.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { createTestApp, type TestApp } from '../helpers/test-app.js';
@@ -72,7 +73,7 @@ describe('the reading thread', () => {
     // Its runs of SORTED_ROWS: a register longer than the three the writer takes before failing
     // and the batches in flight, so the reader is waiting when the writer fails.
     const long = join(app.dataDir, 'long-register.csv');
-    writeGeneratedRegister(long, 4 * SORTED_ROWS + BATCHES_IN_FLIGHT * 1_000);
+    writeGeneratedRegister(long, 4 * SORTED_ROWS + BATCHES_IN_FLIGHT * SINK_ROWS);
     await expect(importer.importFile(long, { skipInvalid: true, source: 'rdw', readOn })).rejects.toThrow('disk full');
     expect(calls).toBe(3);
     // And the store is usable afterwards.

@@ -34,8 +34,13 @@ export class CsvFileError extends Error {
  */
 export const MAX_RECORD_CHARS = 1 << 20;
 
-/** Characters read from the file per chunk. */
-const CHUNK_BYTES = 1 << 20;
+/**
+ * Bytes read from the file per chunk. Each chunk becomes one string (joined to the tail of the one
+ * before), and 64 KiB keeps it below V8's large-object size (about 128 KiB), so it is allocated and
+ * collected in the young generation like the lines cut from it. With 1 MiB chunks, decoding and
+ * splitting an RDW register cost about three times the CPU (docs/benchmarks.md, issue 35 round 2).
+ */
+const CHUNK_BYTES = 64 * 1024;
 
 const INCOMPLETE = Symbol('incomplete');
 

@@ -41,8 +41,9 @@ const PROGRESS_EVERY = 10_000;
  * Rows written at once in key order. The store's key index takes plates in file order all over
  * it; the same rows in runs of 10,000 sorted cost SQLite about half the CPU (200,000 rows: 1.5
  * against 3.3 CPU-s; runs of 1,000 gain little, 2.9). The run is gathered here from the reader's
- * batches of 1,000, not made by the reader: rows kept that long on the reader's thread outlive its
- * young generation, and its garbage collection doubled its CPU (docs/benchmarks.md, issue 35).
+ * batches (SINK_ROWS, rdw-row-source.ts), not made by the reader: rows kept that long on the
+ * reader's thread outlive its young generation, and its garbage collection doubled its CPU
+ * (docs/benchmarks.md, issue 35).
  */
 export const SORTED_ROWS = 10_000;
 

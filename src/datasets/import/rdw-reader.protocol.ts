@@ -13,7 +13,7 @@ export type RdwReaderMessage =
   /**
    * A batch of rows: keys and documents each joined with "\n" (neither can contain one: keys are
    * letters and digits, documents are JSON text, which escapes line breaks). One string apiece
-   * crosses the thread boundary as one copy instead of a thousand cloned values.
+   * crosses the thread boundary as one copy instead of SINK_ROWS cloned values.
    */
   | { readonly type: 'rows'; readonly keys: string; readonly documents: string }
   | { readonly type: 'done'; readonly summary: RdwSourceSummary }
@@ -27,10 +27,11 @@ export type RdwReaderMessage =
 export type RdwReaderAck = { readonly type: 'taken' } | { readonly type: 'stop' };
 
 /**
- * Batches the reader may send ahead of the writer; with the writer's run of SORTED_ROWS
- * (rdw-csv-importer.ts), what bounds memory between the threads.
+ * Batches the reader may send ahead of the writer (4,000 rows of SINK_ROWS, rdw-row-source.ts);
+ * with the writer's run of SORTED_ROWS (rdw-csv-importer.ts), what bounds memory between the
+ * threads.
  */
-export const BATCHES_IN_FLIGHT = 4;
+export const BATCHES_IN_FLIGHT = 40;
 
 /**
  * Counts batches handed over and not yet taken by the writer: acquire() waits while
