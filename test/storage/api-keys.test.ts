@@ -4,13 +4,9 @@ import { AccountError } from '../../src/accounts/account.service.js';
 import { hashApiKey } from '../../src/accounts/api-key.js';
 import { KEY_USE_WRITE_INTERVAL_MS } from '../../src/accounts/key-usage-recorder.js';
 import type { Clock } from '../../src/shared/clock.js';
-import { migrationProvider } from '../../src/storage/migrations/index.js';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
-import { join } from 'node:path';
-import { ENGINES, freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js';
-import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { storeAtMigration } from '../helpers/early-store.js';
+import { ENGINES, postgresAvailable } from '../helpers/engines.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const FRANCE = {
   operation: 'CheckFrance',
@@ -110,20 +106,13 @@ describe.each(ENGINES)('migration 0004 on %s', (engine) => {
       ctx.skip();
       return;
     }
-    const dir = tempDir();
-    const pgDb = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-    const url = pgDb?.url;
+    // A store at migration 0003, with an account as it was then.
+    const early = await storeAtMigration(engine, '0003-account-rate-limits');
     try {
-      // A store at migration 0003, with an account as it was then.
-      const early = new Kysely<unknown>({
-        dialect: url ? new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) : new SqliteDialect({ database: new Database(join(dir.path, 'vehicle-lookup.sqlite')) }),
-      });
-      const migrated = await new Migrator({ db: early, provider: migrationProvider(engine) }).migrateTo('0003-account-rate-limits');
-      expect(migrated.error).toBeUndefined();
-      await sql`insert into accounts (username, api_key_hash, credits, disabled, require_api_key, created_at) values ('old', ${hashApiKey('legacy-key')}, 3, 0, 0, '2026-01-01T00:00:00.000Z')`.execute(early);
-      await early.destroy();
+      await sql`insert into accounts (username, api_key_hash, credits, disabled, require_api_key, created_at) values ('old', ${hashApiKey('legacy-key')}, 3, 0, 0, '2026-01-01T00:00:00.000Z')`.execute(early.db);
+      await early.opened();
 
-      const t = await createTestApp({ DATA_DIR: dir.path, ...(url ? { DATABASE_URL: url } : {}) }, undefined, 'sqlite');
+      const t = await createTestApp(early.env, undefined, 'sqlite');
       try {
         const keys = await t.services.accounts.listKeys('old');
         expect(keys).toMatchObject([{ name: 'default', prefix: null, createdAt: '2026-01-01T00:00:00.000Z', revokedAt: null }]);
@@ -134,8 +123,7 @@ describe.each(ENGINES)('migration 0004 on %s', (engine) => {
         await t.app.close();
       }
     } finally {
-      await pgDb?.drop();
-      dir.remove();
+      await early.remove();
     }
   });
 });

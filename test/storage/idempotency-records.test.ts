@@ -2,13 +2,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { CreditLedgerRepository, type DebitDetails } from '../../src/credits/credit-ledger.repository.js';
 import { DebitWriter, KEY_TAKEN, type DebitRequest } from '../../src/credits/debit-writer.js';
 import { IdempotencyRepository } from '../../src/credits/idempotency.repository.js';
-import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
-import { join } from 'node:path';
-import pg from 'pg';
-import { migrationProvider } from '../../src/storage/migrations/index.js';
-import { ENGINES, freshPostgresDatabase, postgresAvailable } from '../helpers/engines.js';
-import { createTestApp, tempDir, type TestApp } from '../helpers/test-app.js';
+import { sql } from 'kysely';
+import { storeAtMigration } from '../helpers/early-store.js';
+import { ENGINES, postgresAvailable } from '../helpers/engines.js';
+import { createTestApp, type TestApp } from '../helpers/test-app.js';
 
 const HOUR_MS = 3_600_000;
 const T0 = Date.parse('2026-01-01T00:00:00Z');
@@ -145,24 +142,17 @@ describe.each(ENGINES)('migration 0020 on %s', (engine) => {
       ctx.skip();
       return;
     }
-    const dir = tempDir();
-    const pgDb = engine === 'postgres' ? await freshPostgresDatabase() : undefined;
-    const url = pgDb?.url;
+    // A store at migration 0019 with two records as they were kept then, answers inline.
+    const early = await storeAtMigration(engine, '0019-key-products');
     try {
-      // A store at migration 0019 with two records as they were kept then, answers inline.
-      const early = new Kysely<unknown>({
-        dialect: url ? new PostgresDialect({ pool: new pg.Pool({ connectionString: url, max: 1 }) }) : new SqliteDialect({ database: new Database(join(dir.path, 'vehicle-lookup.sqlite')) }),
-      });
-      const migrated = await new Migrator({ db: early, provider: migrationProvider(engine) }).migrateTo('0019-key-products');
-      expect(migrated.error).toBeUndefined();
-      await sql`insert into accounts (username, credits, created_at) values ('old', 5, '2026-01-01T00:00:00.000Z')`.execute(early);
+      await sql`insert into accounts (username, credits, created_at) values ('old', 5, '2026-01-01T00:00:00.000Z')`.execute(early.db);
       for (const [key, result, at] of [['k-1', '{"n":1}', '2026-01-01T00:00:01.000Z'], ['k-2', '{"n":2}', '2026-01-01T00:00:02.000Z']]) {
         await sql`insert into idempotency_keys (account_id, idempotency_key, operation, query, result, charged, request_id, created_at)
-          values (1, ${key}, 'CheckFrance', 'AB123CD', ${result}, 1, ${`r-${key}`}, ${at})`.execute(early);
+          values (1, ${key}, 'CheckFrance', 'AB123CD', ${result}, 1, ${`r-${key}`}, ${at})`.execute(early.db);
       }
-      await early.destroy();
+      await early.opened();
 
-      const t = await createTestApp({ DATA_DIR: dir.path, ...(url ? { DATABASE_URL: url } : {}) }, undefined, 'sqlite');
+      const t = await createTestApp(early.env, undefined, 'sqlite');
       try {
         const repository = new IdempotencyRepository(t.services.storage);
         const cutoff = '2025-12-31T00:00:00.000Z';
@@ -177,8 +167,7 @@ describe.each(ENGINES)('migration 0020 on %s', (engine) => {
         await t.app.close();
       }
     } finally {
-      await pgDb?.drop();
-      dir.remove();
+      await early.remove();
     }
   });
 });
