@@ -98,7 +98,8 @@ export class DebitWriter {
     // lookup costs its claim statement, not a promise per statement (it cost 42 promises more than
     // a plain lookup when this was an async function: test/cost/).
     const spends: KeySpend[] = [];
-    const answers = keyed ? this.requireIdempotency().repository.answerBatch(this.requireIdempotency().retentionMs) : undefined;
+    const idempotency = keyed ? this.requireIdempotency() : undefined;
+    const answers = idempotency?.repository.answerBatch(idempotency.retentionMs);
     const written = this.storage.transaction((tx) => {
       spends.length = 0;
       answers?.reset();

@@ -147,7 +147,8 @@ export class IdempotencyRepository {
   claim(tx: Tx, accountId: number, record: RecordToClaim, cutoff: string, answers: AnswerBatch): MaybePromise<boolean> {
     // At once on SQLite (Tx.run): the keyed debit's transaction stays synchronous there.
     const answer = record.answer;
-    const createdMs = Date.parse(record.createdAt);
+    // Only an answer that may be shared needs its time as a number (most keyed lookups' is).
+    const createdMs = answer === undefined ? Number.NaN : Date.parse(record.createdAt);
     const shared = answer === undefined ? undefined : answers.reusable(answer, createdMs);
     const answerId =
       shared ??

@@ -59,7 +59,7 @@ export class LookupCharging {
   constructor(private readonly deps: LookupChargingDeps) {}
 
   /** Whether this server keeps Idempotency-Key records (without them a key is refused by `replay`). */
-  get replays(): boolean {
+  get keepsKeyRecords(): boolean {
     return this.deps.replays !== undefined;
   }
 

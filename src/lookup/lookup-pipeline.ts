@@ -159,7 +159,7 @@ export class LookupPipeline {
     // claim finds the key taken (LookupCharging.debit), the answer is free, or the price refuses.
     // Any other lookup reads the record first: a retry never reaches a paid upstream.
     const idempotencyKey = checkIdempotencyKey(request.idempotencyKey);
-    const cached = idempotencyKey !== undefined && this.charging.replays ? this.deps.recordCache.peek(recordCacheKey(query)) : undefined;
+    const cached = idempotencyKey !== undefined && this.charging.keepsKeyRecords ? this.deps.recordCache.peek(recordCacheKey(query)) : undefined;
     const keyUnread = cached !== undefined;
     if (idempotencyKey !== undefined && !keyUnread) {
       const found = this.charging.replay(account, query, idempotencyKey);
